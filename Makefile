@@ -1,0 +1,34 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Each sets up .venv from nothing but Python 3.11+.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/sitemapkit generate examples/urls.txt examples/products.csv \
+		--base-url https://www.example.com/ --out examples/out --gzip --max-urls 1000 --xsl default
+
+test: $(STAMP)
+	$(BIN)/python -m pytest src tests
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/run.py $(ARGS)
+
+clean:
+	rm -rf $(VENV) examples/out bench/.work .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,76 @@
+"""Shared benchmark plumbing: run a contender in a fresh process, report throughput and peak RSS.
+
+Each measurement runs in its own Python (or Node) process so that peak RSS belongs to that contender alone.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+WORK = Path(__file__).resolve().parent / ".work"
+
+_PY_WRAPPER = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+ns = {{}}
+exec(compile({code!r}, "<bench>", "exec"), ns)
+count = ns["result"]
+elapsed = time.perf_counter() - t0
+peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print("BENCH_RESULT " + json.dumps({{"count": count, "seconds": elapsed, "peak_kb": peak_kb}}))
+"""
+
+
+@dataclass
+class Result:
+    name: str
+    count: int
+    seconds: float
+    peak_mb: float
+    note: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.count / self.seconds if self.seconds else 0.0
+
+
+def run_python(name: str, code: str, *, python: str = sys.executable, note: str = "") -> Result:
+    """Run `code` (which must set a variable `result` to the item count) in a fresh interpreter."""
+    wrapper = _PY_WRAPPER.format(code=textwrap.dedent(code))
+    return _run(name, [python, "-c", wrapper], note)
+
+
+def run_command(name: str, argv: list[str], *, note: str = "", cwd: Path | None = None) -> Result:
+    """Run a command that prints `BENCH_RESULT {"count","seconds","peak_kb"}` on its last line."""
+    return _run(name, argv, note, cwd)
+
+
+def _run(name: str, argv: list[str], note: str, cwd: Path | None = None) -> Result:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+    wall = time.perf_counter() - t0
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith("BENCH_RESULT "):
+            data = json.loads(line[len("BENCH_RESULT ") :])
+            return Result(name, int(data["count"]), float(data["seconds"]), data["peak_kb"] / 1024, note)
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+    return Result(name, 0, wall, 0.0, "FAILED: " + " | ".join(tail))
+
+
+def print_table(title: str, results: list[Result], baseline: str | None = None) -> None:
+    """Print one table: items, seconds, items/s, peak RSS, and the ratio to `baseline`'s items/s."""
+    base = next((r for r in results if r.name == baseline), None)
+    print(f"\n## {title}")
+    print(f"{'contender':<34} {'items':>10} {'seconds':>8} {'items/s':>11} {'peak MB':>8} {'x base':>7}  note")
+    for r in results:
+        ratio = f"{r.rate / base.rate:.2f}" if base and base.rate and r.rate else "-"
+        print(
+            f"{r.name:<34} {r.count:>10,} {r.seconds:>8.2f} {r.rate:>11,.0f} {r.peak_mb:>8.1f} {ratio:>7}  {r.note}"
+        )
+    sys.stdout.flush()

@@ -1,0 +1,3 @@
+from sitemapkit.cli import main
+
+main()

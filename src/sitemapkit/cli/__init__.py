@@ -1,0 +1,36 @@
+"""The `sitemapkit` command: a thin layer over the public API. Subcommands load lazily."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+# name -> "module:attribute" of a click.Command; imported only when that command runs.
+COMMANDS: dict[str, str] = {
+    "generate": "sitemapkit.cli.generate:generate",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        command: Any = getattr(importlib.import_module(module), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sitemapkit")
+def main() -> None:
+    """sitemapkit: generate, read, validate and publish XML sitemaps.
+
+    Run `sitemapkit COMMAND --help` for each command's options and an example.
+    """

@@ -1,0 +1,33 @@
+"""Protocol limits, namespaces and vocabularies, in one place."""
+
+from __future__ import annotations
+
+from typing import Final
+
+MAX_URLS: Final = 50_000
+"""Most URLs (or index entries) one sitemap file may hold."""
+
+MAX_BYTES: Final = 52_428_800
+"""Most bytes one sitemap file may hold, measured uncompressed."""
+
+MAX_URL_LENGTH: Final = 2_048
+"""A `<loc>` must be shorter than this many characters."""
+
+MAX_IMAGES_PER_URL: Final = 1_000
+MAX_NEWS_PER_SITEMAP: Final = 1_000
+MAX_VIDEO_TAGS: Final = 32
+MAX_VIDEO_DESCRIPTION: Final = 2_048
+MAX_VIDEO_DURATION: Final = 28_800
+MAX_ROBOTS_BYTES: Final = 500 * 1024
+
+NS_SITEMAP: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
+NS_SITEMAP_LEGACY: Final = "http://www.google.com/schemas/sitemap/0.84"
+NS_IMAGE: Final = "http://www.google.com/schemas/sitemap-image/1.1"
+NS_VIDEO: Final = "http://www.google.com/schemas/sitemap-video/1.1"
+NS_NEWS: Final = "http://www.google.com/schemas/sitemap-news/0.9"
+NS_XHTML: Final = "http://www.w3.org/1999/xhtml"
+NS_XSI: Final = "http://www.w3.org/2001/XMLSchema-instance"
+
+CHANGEFREQS: Final = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
+
+USER_AGENT: Final = "sitemapkit/0.1 (+https://github.com/sitemapkit/sitemapkit)"

@@ -1,0 +1,37 @@
+"""One exception hierarchy: catch `SitemapkitError` for anything this library raises on purpose."""
+
+from __future__ import annotations
+
+
+class SitemapkitError(Exception):
+    """Base class of every error sitemapkit raises on purpose."""
+
+
+class UsageError(SitemapkitError):
+    """The caller asked for something impossible (bad option, bad argument)."""
+
+
+class InputError(SitemapkitError):
+    """Input could not be read; the message names the file or URL and what is wrong."""
+
+
+class InvalidUrlError(SitemapkitError, ValueError):
+    """A URL could not be made into a valid absolute http(s) URI."""
+
+    def __init__(self, url: str, reason: str, code: str = "invalid-url") -> None:
+        super().__init__(f"{reason}: {url!r}")
+        self.url = url
+        self.reason = reason
+        self.code = code
+
+
+class InvalidDateError(SitemapkitError, ValueError):
+    """A value is not a W3C Datetime."""
+
+
+class PublishError(SitemapkitError):
+    """Output could not be published; nothing was changed in the output folder."""
+
+
+class StrictModeError(PublishError):
+    """`strict` was set and a problem was found, so nothing was published."""

@@ -1,0 +1,104 @@
+"""Immutable entry types: the one model that sources, readers, writers and the validator share."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+Lastmod = dt.datetime | dt.date
+"""A W3C Datetime: a `date`, or a timezone-aware `datetime`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """One `<image:image>` of a URL (Google image extension 1.1)."""
+
+    loc: str
+    caption: str | None = None
+    title: str | None = None
+    geo_location: str | None = None
+    license: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Video:
+    """One `<video:video>` of a URL (Google video extension 1.1)."""
+
+    thumbnail_loc: str | None = None
+    title: str | None = None
+    description: str | None = None
+    content_loc: str | None = None
+    player_loc: str | None = None
+    duration: int | None = None
+    expiration_date: Lastmod | None = None
+    rating: float | None = None
+    view_count: int | None = None
+    publication_date: Lastmod | None = None
+    family_friendly: bool | None = None
+    restriction: str | None = None
+    """Space-separated ISO 3166 country codes; see `restriction_relationship`."""
+    restriction_relationship: str | None = None
+    """`allow` or `deny`."""
+    platform: str | None = None
+    """Space-separated `web`, `mobile`, `tv`; see `platform_relationship`."""
+    platform_relationship: str | None = None
+    requires_subscription: bool | None = None
+    uploader: str | None = None
+    uploader_info: str | None = None
+    live: bool | None = None
+    tags: tuple[str, ...] = ()
+    category: str | None = None
+    """Deprecated by Google in 2022; read, never written by default."""
+    gallery_loc: str | None = None
+    """Deprecated by Google in 2022; read, never written by default."""
+
+
+@dataclass(frozen=True, slots=True)
+class News:
+    """The `<news:news>` block of a URL (Google News extension 0.9)."""
+
+    publication_name: str
+    publication_language: str
+    publication_date: Lastmod
+    title: str
+    keywords: str | None = None
+    """Deprecated; read, never written."""
+    stock_tickers: str | None = None
+    """Deprecated; read, never written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Alternate:
+    """One `<xhtml:link rel="alternate" hreflang=... href=...>` of a URL."""
+
+    hreflang: str
+    href: str
+
+
+@dataclass(frozen=True, slots=True)
+class UrlEntry:
+    """One `<url>` of a sitemap.
+
+    `sitemap` and `line` say where a reader found the entry; they take no part in equality.
+    """
+
+    loc: str
+    lastmod: Lastmod | None = None
+    changefreq: str | None = None
+    priority: float | None = None
+    images: tuple[Image, ...] = ()
+    videos: tuple[Video, ...] = ()
+    news: News | None = None
+    alternates: tuple[Alternate, ...] = ()
+    sitemap: str | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One `<sitemap>` of a sitemap index."""
+
+    loc: str
+    lastmod: Lastmod | None = None
+    sitemap: str | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False)

@@ -1,0 +1,42 @@
+"""Shared fixtures: the shared test data folders and a real local HTTP server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.localserver import LocalServer
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("SITEMAPKIT_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def xsd_dir() -> Path:
+    """The official schemas (../shared/data/xsd); tests using them skip where it is absent."""
+    d = SHARED / "data" / "xsd"
+    if not (d / "sitemap.xsd").is_file():
+        pytest.skip(f"official schemas not found at {d}")
+    return d
+
+
+@pytest.fixture(scope="session")
+def real_sitemaps() -> Path:
+    """The corpus of 80 real sitemaps (../shared/data/real-sitemaps); skipped where absent."""
+    d = SHARED / "data" / "real-sitemaps"
+    if not (d / "MANIFEST.tsv").is_file():
+        pytest.skip(f"real-sitemaps corpus not found at {d}")
+    return d
+
+
+@pytest.fixture
+def server() -> Iterator[LocalServer]:
+    """A real HTTP server on 127.0.0.1, new for each test."""
+    s = LocalServer().start()
+    try:
+        yield s
+    finally:
+        s.stop()
