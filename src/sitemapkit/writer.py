@@ -1,0 +1,470 @@
+"""The sitemap writer: streams entries into files that roll over at the protocol's limits, gzips them,
+writes the index, and publishes the set atomically.
+
+Files are written under temporary names in the output folder and renamed into place only when the whole
+set is complete (children first, index last). A manifest (`.sitemapkit-manifest.json`) records what was
+published, so a rerun removes the sitemaps it wrote before and no longer writes, and never touches any
+other file in the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Literal
+
+from sitemapkit.constants import MAX_BYTES, MAX_URLS
+from sitemapkit.dates import format_w3c, parse_w3c, sort_key
+from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
+from sitemapkit.errors import PublishError, StrictModeError, UsageError
+from sitemapkit.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
+from sitemapkit.pipeline import Pipeline
+from sitemapkit.serialize import prefixes_of, render_index_entry, render_url, xml_footer, xml_header
+from sitemapkit.urls import Scope
+
+IndexMode = Literal["auto", "always", "never"]
+MANIFEST = ".sitemapkit-manifest.json"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
+_COPY_CHUNK = 1 << 20
+_FOOTER = len(xml_footer("urlset").encode())
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapFile:
+    """One published file: where it is, its public URL, what it holds."""
+
+    path: Path
+    url: str
+    urls: int
+    bytes: int
+    """Uncompressed size, header and footer included."""
+    lastmod: Lastmod | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "url": self.url,
+            "urls": self.urls,
+            "bytes": self.bytes,
+            "lastmod": format_w3c(self.lastmod) if self.lastmod is not None else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    """What a run published: the sitemaps, the index (if any), totals and diagnostics."""
+
+    files: tuple[SitemapFile, ...]
+    index: SitemapFile | None
+    urls: int
+    rejected: int
+    duplicates: int
+    removed: tuple[str, ...]
+    errors: int
+    warnings: int
+    diagnostics: tuple[Diagnostic, ...] = field(repr=False)
+    stylesheet: Path | None = None
+
+    @property
+    def entry_url(self) -> str:
+        """The URL to submit (robots.txt `Sitemap:` line, Search Console): the index, or the only sitemap."""
+        return self.index.url if self.index is not None else self.files[0].url
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": [f.to_dict() for f in self.files],
+            "index": self.index.to_dict() if self.index is not None else None,
+            "entry_url": self.entry_url,
+            "totals": {
+                "files": len(self.files),
+                "urls": self.urls,
+                "bytes": sum(f.bytes for f in self.files),
+                "rejected": self.rejected,
+                "duplicates": self.duplicates,
+                "errors": self.errors,
+                "warnings": self.warnings,
+            },
+            "removed": list(self.removed),
+            "stylesheet": str(self.stylesheet) if self.stylesheet else None,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+
+
+@dataclass(slots=True)
+class _Part:
+    """A sitemap being filled: its body spools to a temporary file until the header is known."""
+
+    spool: Path
+    handle: IO[bytes]
+    urls: int = 0
+    body: int = 0
+    prefixes: frozenset[str] = frozenset()
+    header: int = 0
+    newest: Lastmod | None = None
+    newest_key: dt.datetime | None = None
+
+
+@dataclass(slots=True)
+class _Done:
+    temp: Path
+    urls: int
+    bytes: int
+    lastmod: Lastmod | None
+
+
+class SitemapWriter:
+    """Write sitemaps for the site whose sitemaps are published at `base_url` (a folder URL) into `out_dir`.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     with SitemapWriter(out, "https://example.com/") as w:
+    ...         w.add("https://example.com/", lastmod="2024-05-01")
+    ...         w.add("/about")
+    ...     w.result.entry_url
+    True
+    True
+    'https://example.com/sitemap.xml'
+
+    Every URL is normalised, kept in scope (the folder of `base_url`, plus `allow_hosts`) and written once.
+    On leaving the `with` block normally the set is published; on an exception nothing is.
+    With `strict`, any error or warning means nothing is published (`StrictModeError`).
+    """
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike[str],
+        base_url: str,
+        *,
+        gzip: bool = False,
+        gzip_level: int = 6,
+        max_urls: int = MAX_URLS,
+        max_bytes: int = MAX_BYTES,
+        index: IndexMode = "auto",
+        name: str = "sitemap",
+        xsl: str | None = None,
+        allow_hosts: Iterable[str] = (),
+        strict: bool = False,
+        dedupe: bool = True,
+        on_diagnostic: DiagnosticHandler | None = None,
+    ) -> None:
+        if not 1 <= max_urls <= MAX_URLS:
+            raise UsageError(f"max_urls must be from 1 to {MAX_URLS:,} (got {max_urls:,})")
+        if not 1 <= max_bytes <= MAX_BYTES:
+            raise UsageError(f"max_bytes must be from 1 to {MAX_BYTES:,} (got {max_bytes:,})")
+        if index not in ("auto", "always", "never"):
+            raise UsageError(f"index must be auto, always or never (got {index!r})")
+        if not _NAME.fullmatch(name) or ".." in name:
+            raise UsageError(f"name must be a plain file name prefix such as 'sitemap' (got {name!r})")
+        if not 0 <= gzip_level <= 9:
+            raise UsageError(f"gzip_level must be from 0 to 9 (got {gzip_level})")
+        self.out_dir = Path(out_dir)
+        self.scope = Scope(base_url, tuple(allow_hosts))
+        self.base_url = self.scope.folder
+        self.gzip = gzip
+        self.gzip_level = gzip_level
+        self.max_urls = max_urls
+        self.max_bytes = max_bytes
+        self.index_mode: IndexMode = index
+        self.name = name
+        self.strict = strict
+        self.log = DiagnosticLog(on_diagnostic)
+        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe)
+        self.xsl_default = xsl == "default"
+        self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
+        self._suffix = ".xml.gz" if gzip else ".xml"
+        self._token = secrets.token_hex(4)
+        self._temps: list[Path] = []
+        self._done: list[_Done] = []
+        self._part: _Part | None = None
+        self._closed = False
+        self._header_cache: dict[frozenset[str], int] = {}
+        self.result: PublishResult | None = None
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
+        if not self.out_dir.is_dir():
+            raise PublishError(f"{self.out_dir}: not a folder")
+
+    # -- adding -------------------------------------------------------------------------------------
+
+    def add(
+        self,
+        loc: str,
+        lastmod: Lastmod | str | None = None,
+        changefreq: str | None = None,
+        priority: float | None = None,
+        *,
+        images: Iterable[Image] = (),
+        videos: Iterable[Video] = (),
+        news: News | None = None,
+        alternates: Iterable[Alternate] = (),
+    ) -> bool:
+        """Add one URL. `lastmod` may be a W3C Datetime string. Returns False when the URL was left out
+        (a diagnostic says why: invalid, out of scope, duplicate)."""
+        if isinstance(lastmod, str):
+            lastmod = parse_w3c(lastmod, allow_naive=True)
+        entry = UrlEntry(
+            loc, lastmod, changefreq, priority, tuple(images), tuple(videos), news, tuple(alternates)
+        )
+        return self.add_entry(entry)
+
+    def add_entry(self, entry: UrlEntry) -> bool:
+        """Add one entry (see `add`)."""
+        if self._closed:
+            raise UsageError("the writer is closed")
+        ready = self.pipeline.process(entry)
+        if ready is None:
+            return False
+        data = render_url(ready).encode("utf-8")
+        part = self._part
+        needs = (
+            prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
+        )
+        if part is not None:
+            prefixes = part.prefixes | needs if needs else part.prefixes
+            header = self._header_len(prefixes) if needs else part.header
+            if part.urls >= self.max_urls or header + part.body + len(data) + _FOOTER > self.max_bytes:
+                self._finish_part()
+                part = None
+        if part is None:
+            prefixes = frozenset(needs or ())
+            header = self._header_len(prefixes)
+            if header + len(data) + _FOOTER > self.max_bytes:
+                self.pipeline.accepted -= 1
+                self.pipeline.rejected += 1
+                self.log.add(
+                    Diagnostic.make(
+                        "file-too-large",
+                        f"this one entry takes {len(data):,} bytes, more than a sitemap may hold "
+                        f"({self.max_bytes:,}); it is left out",
+                        source=ready.sitemap,
+                        line=ready.line,
+                        url=ready.loc,
+                    )
+                )
+                return False
+            part = self._part = self._new_part()
+        part.prefixes = frozenset(prefixes)
+        part.header = header
+        part.handle.write(data)
+        part.body += len(data)
+        part.urls += 1
+        if ready.lastmod is not None:
+            key = sort_key(ready.lastmod)
+            if part.newest_key is None or key > part.newest_key:
+                part.newest, part.newest_key = ready.lastmod, key
+        return True
+
+    def add_many(self, entries: Iterable[UrlEntry]) -> int:
+        """Add entries; returns how many were accepted."""
+        return sum(1 for e in entries if self.add_entry(e))
+
+    # -- files --------------------------------------------------------------------------------------
+
+    def _header_len(self, prefixes: frozenset[str]) -> int:
+        n = self._header_cache.get(prefixes)
+        if n is None:
+            n = self._header_cache[prefixes] = len(xml_header("urlset", prefixes, self.xsl_href).encode())
+        return n
+
+    def _temp(self, label: str) -> Path:
+        path = self.out_dir / f".{label}.{self._token}.tmp"
+        self._temps.append(path)
+        return path
+
+    def _new_part(self) -> _Part:
+        spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
+        handle = open(spool, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
+        return _Part(spool, handle)
+
+    def _open_out(self, path: Path) -> tuple[IO[bytes], IO[bytes]]:
+        raw = open(path, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller
+        if not self.gzip:
+            return raw, raw
+        zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=self.gzip_level, mtime=0)
+        return zipped, raw  # type: ignore[return-value]
+
+    def _finish_part(self) -> None:
+        part = self._part
+        assert part is not None
+        self._part = None
+        part.handle.close()
+        temp = self._temp(f"{self.name}-{len(self._done) + 1}")
+        header = xml_header("urlset", part.prefixes, self.xsl_href).encode()
+        out, raw = self._open_out(temp)
+        try:
+            out.write(header)
+            with open(part.spool, "rb") as body:
+                while chunk := body.read(_COPY_CHUNK):
+                    out.write(chunk)
+            out.write(xml_footer("urlset").encode())
+        finally:
+            out.close()
+            raw.close()
+        part.spool.unlink()
+        self._temps.remove(part.spool)
+        size = len(header) + part.body + _FOOTER
+        self._done.append(_Done(temp, part.urls, size, part.newest))
+
+    # -- publishing ---------------------------------------------------------------------------------
+
+    def close(self) -> PublishResult:
+        """Finish the files and publish the set atomically. Raises `PublishError` (nothing published)."""
+        if self._closed:
+            if self.result is None:
+                raise UsageError("the writer was aborted")
+            return self.result
+        self._closed = True
+        try:
+            if self._part is not None:
+                self._finish_part()
+            self.result = self._publish()
+            return self.result
+        finally:
+            self._cleanup()
+
+    def abort(self) -> None:
+        """Discard everything written so far; the output folder is left as it was."""
+        self._closed = True
+        if self._part is not None:
+            self._part.handle.close()
+            self._part = None
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        for path in self._temps:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        self._temps.clear()
+
+    def __enter__(self) -> SitemapWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def _publish(self) -> PublishResult:
+        log = self.log
+        if self.strict and len(log):
+            raise StrictModeError(
+                f"strict mode: {log.errors} error(s) and {log.warnings} warning(s); nothing was published"
+            )
+        if not self._done:
+            raise PublishError("no URL was accepted, so there is nothing to publish; nothing was changed")
+        with_index = self.index_mode == "always" or (self.index_mode == "auto" and len(self._done) > 1)
+        if len(self._done) > MAX_URLS and with_index:
+            raise PublishError(
+                f"{len(self._done):,} sitemaps exceed the {MAX_URLS:,} an index may list "
+                "(too-many-sitemaps); nothing was published"
+            )
+        single = len(self._done) == 1 and not with_index
+        files: list[SitemapFile] = []
+        renames: list[tuple[Path, Path]] = []
+        for number, done in enumerate(self._done, start=1):
+            final = f"{self.name}{self._suffix}" if single else f"{self.name}-{number}{self._suffix}"
+            files.append(
+                SitemapFile(self.out_dir / final, self.base_url + final, done.urls, done.bytes, done.lastmod)
+            )
+            renames.append((done.temp, self.out_dir / final))
+        index_file: SitemapFile | None = None
+        if with_index:
+            final = f"{self.name}{self._suffix}"
+            temp = self._temp(final)
+            size = self._write_index(temp, files)
+            index_file = SitemapFile(self.out_dir / final, self.base_url + final, len(files), size, None)
+            renames.append((temp, self.out_dir / final))
+        stylesheet: Path | None = None
+        if self.xsl_default:
+            stylesheet = self.out_dir / f"{self.name}.xsl"
+            temp = self._temp(stylesheet.name)
+            temp.write_bytes(resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes())
+            renames.insert(0, (temp, stylesheet))
+        removed = self._commit(renames)
+        return PublishResult(
+            files=tuple(files),
+            index=index_file,
+            urls=sum(f.urls for f in files),
+            rejected=self.pipeline.rejected,
+            duplicates=self.pipeline.duplicates,
+            removed=removed,
+            errors=log.errors,
+            warnings=log.warnings,
+            diagnostics=tuple(log.items),
+            stylesheet=stylesheet,
+        )
+
+    def _write_index(self, temp: Path, files: list[SitemapFile]) -> int:
+        header = xml_header("sitemapindex", (), self.xsl_href).encode()
+        footer = xml_footer("sitemapindex").encode()
+        out, raw = self._open_out(temp)
+        size = len(header) + len(footer)
+        try:
+            out.write(header)
+            for f in files:
+                data = render_index_entry(IndexEntry(f.url, f.lastmod)).encode()
+                size += len(data)
+                out.write(data)
+            out.write(footer)
+        finally:
+            out.close()
+            raw.close()
+        if size > MAX_BYTES:
+            raise PublishError(
+                f"the index would take {size:,} bytes (more than {MAX_BYTES:,}); nothing published"
+            )
+        return size
+
+    def _read_manifest(self) -> set[str]:
+        path = self.out_dir / MANIFEST
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            names = data["files"]
+        except FileNotFoundError:
+            return set()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise PublishError(f"{path}: unreadable manifest ({exc}); remove it to start afresh") from None
+        return {n for n in names if isinstance(n, str) and _is_plain_name(n)}
+
+    def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[str, ...]:
+        previous = self._read_manifest()
+        new_names = [final.name for _, final in renames]
+        for _, final in renames:
+            if final.name not in previous and (final.exists() or final.is_symlink()):
+                raise PublishError(
+                    f"{final} exists and was not written by sitemapkit; move it away or choose another "
+                    "--name. Nothing was published"
+                )
+        for temp, final in renames:  # children first, index last: the index never names a missing file
+            os.replace(temp, final)
+            self._temps.remove(temp)
+        manifest_temp = self._temp(MANIFEST)
+        manifest_temp.write_text(json.dumps({"version": 1, "files": new_names}, indent=1) + "\n", "utf-8")
+        os.replace(manifest_temp, self.out_dir / MANIFEST)
+        self._temps.remove(manifest_temp)
+        removed: list[str] = []
+        for stale in sorted(previous - set(new_names)):
+            path = self.out_dir / stale
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+                removed.append(stale)
+        return tuple(removed)
+
+
+def _is_plain_name(name: str) -> bool:
+    return "/" not in name and "\\" not in name and name not in ("", ".", "..") and not name.startswith(".")
