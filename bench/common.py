@@ -1,6 +1,7 @@
 """Shared benchmark plumbing: run a contender in a fresh process, report throughput and peak RSS.
 
 Each measurement runs in its own Python (or Node) process so that peak RSS belongs to that contender alone.
+Peak RSS is VmHWM from /proc/self/status: unlike getrusage's ru_maxrss it is not inherited across exec.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from pathlib import Path
 WORK = Path(__file__).resolve().parent / ".work"
 
 _PY_WRAPPER = """
-import json, resource, sys, time
+import json, sys, time
 t0 = time.perf_counter()
 ns = {{}}
 exec(compile({code!r}, "<bench>", "exec"), ns)
 count = ns["result"]
 elapsed = time.perf_counter() - t0
-peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak_kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
 print("BENCH_RESULT " + json.dumps({{"count": count, "seconds": elapsed, "peak_kb": peak_kb}}))
 """
 
@@ -67,7 +68,9 @@ def print_table(title: str, results: list[Result], baseline: str | None = None) 
     """Print one table: items, seconds, items/s, peak RSS, and the ratio to `baseline`'s items/s."""
     base = next((r for r in results if r.name == baseline), None)
     print(f"\n## {title}")
-    print(f"{'contender':<34} {'items':>10} {'seconds':>8} {'items/s':>11} {'peak MB':>8} {'x base':>7}  note")
+    print(
+        f"{'contender':<34} {'items':>10} {'seconds':>8} {'items/s':>11} {'peak MB':>8} {'x base':>7}  note"
+    )
     for r in results:
         ratio = f"{r.rate / base.rate:.2f}" if base and base.rate and r.rate else "-"
         print(

@@ -46,6 +46,9 @@ CODES: dict[str, CodeInfo] = dict(
         ),
         _c("fetch-loop", W, "A sitemap was already visited (an index lists itself or an ancestor)."),
         _c("too-deep", W, "The index nesting is deeper than the configured maximum."),
+        _c("download-too-large", E, "The download exceeded the configured cap; the rest was not read."),
+        _c("read-error", E, "A local file could not be read (missing, a folder, no permission)."),
+        _c("no-sitemap", E, "No sitemap was found: robots.txt names none and no well-known path has one."),
         # limits
         _c("empty-sitemap", W, "The sitemap lists no URLs."),
         _c("too-many-urls", E, "More than 50,000 URLs in one sitemap."),

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable
 
 from sitemapkit.diagnostics import DiagnosticHandler
-from sitemapkit.sources.lists import read_sources
+from sitemapkit.sources.lists import read_records_of
 from sitemapkit.writer import IndexMode, PublishResult, SitemapWriter
 
 
@@ -47,9 +47,6 @@ def generate(
         on_diagnostic=on_diagnostic,
     )
     with writer:
-        for seen, entry in enumerate(read_sources(sources, writer.log), start=1):
-            writer.add_entry(entry)
-            if on_progress is not None and seen % 1000 == 0:
-                on_progress(seen)
+        writer.add_records(read_records_of(sources, writer.log), on_progress)
     assert writer.result is not None
     return writer.result

@@ -79,8 +79,8 @@ def normalize_url(text: str, base_url: str | None = None) -> str:
     if not s:
         raise InvalidUrlError(text, "empty URL")
     m = _FAST.fullmatch(s)
-    if m is not None and "%" not in s and "#" not in s:
-        port = m.group(3)
+    port = m.group(3) if m is not None else None
+    if m is not None and "%" not in s and "#" not in s and (port is None or int(port) <= 65535):
         if port is not None and int(port) == _DEFAULT_PORTS[m.group(1)]:
             s = f"{m.group(1)}://{m.group(2)}{m.group(4) or '/'}"
         elif m.group(4) is None:

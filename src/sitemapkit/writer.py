@@ -10,25 +10,27 @@ other file in the folder.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import gzip
 import json
 import os
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
-from sitemapkit.constants import MAX_BYTES, MAX_URLS
+from xxhash import xxh3_64_intdigest
+
+from sitemapkit.constants import MAX_BYTES, MAX_URL_LENGTH, MAX_URLS
 from sitemapkit.dates import format_w3c, parse_w3c, sort_key
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.pipeline import Pipeline
+from sitemapkit.records import _CANON_DATE, _CANON_URL, FastLane, TextRecord, entry_from_text
 from sitemapkit.serialize import prefixes_of, render_index_entry, render_url, xml_footer, xml_header
 from sitemapkit.urls import Scope
 
@@ -110,8 +112,10 @@ class _Part:
     body: int = 0
     prefixes: frozenset[str] = frozenset()
     header: int = 0
-    newest: Lastmod | None = None
-    newest_key: dt.datetime | None = None
+    newest: Lastmod | str | None = None
+    """The newest lastmod, as a value or as canonical text (fast lane)."""
+    newest_key: str = ""
+    """UTC `YYYY-MM-DDTHH:MM:SS[.ffffff]` of `newest`: such strings sort in time order."""
 
 
 @dataclass(slots=True)
@@ -179,6 +183,8 @@ class SitemapWriter:
         self.strict = strict
         self.log = DiagnosticLog(on_diagnostic)
         self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe)
+        self._fast: FastLane | None = FastLane(self.scope.folder)
+        self._valid_days: set[str] = set()  # days the fast lane has checked (for add_records' inline path)
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
         self._suffix = ".xml.gz" if gzip else ".xml"
@@ -226,11 +232,36 @@ class SitemapWriter:
         ready = self.pipeline.process(entry)
         if ready is None:
             return False
-        data = render_url(ready).encode("utf-8")
-        part = self._part
         needs = (
             prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
         )
+        key = _key(ready.lastmod) if ready.lastmod is not None else ""
+        return self._write(render_url(ready).encode("utf-8"), needs, key, ready.lastmod, ready)
+
+    def add_record(self, record: TextRecord) -> bool:
+        """Add one URL given as text fields, as an input file spells them (bad optional fields are
+        reported and dropped). Records already in canonical form take a fast lane with the same result."""
+        fast = self._fast.render(record) if self._fast is not None else None
+        if fast is None:
+            return self.add_entry(entry_from_text(record, self.log))
+        if self._closed:
+            raise UsageError("the writer is closed")
+        if not self.pipeline.admit(record.loc, record.source, record.line):
+            return False
+        xml, key = fast
+        if record.lastmod is not None:
+            self._valid_days.add(record.lastmod[:10])
+        return self._write(xml.encode(), None, key, record.lastmod, None)
+
+    def _write(
+        self,
+        data: bytes,
+        needs: set[str] | None,
+        key: str,
+        lastmod: Lastmod | str | None,
+        entry: UrlEntry | None,
+    ) -> bool:
+        part = self._part
         if part is not None:
             prefixes = part.prefixes | needs if needs else part.prefixes
             header = self._header_len(prefixes) if needs else part.header
@@ -248,23 +279,90 @@ class SitemapWriter:
                         "file-too-large",
                         f"this one entry takes {len(data):,} bytes, more than a sitemap may hold "
                         f"({self.max_bytes:,}); it is left out",
-                        source=ready.sitemap,
-                        line=ready.line,
-                        url=ready.loc,
+                        source=entry.sitemap if entry else None,
+                        line=entry.line if entry else None,
+                        url=entry.loc if entry else None,
                     )
                 )
                 return False
             part = self._part = self._new_part()
-        part.prefixes = frozenset(prefixes)
+        part.prefixes = prefixes
         part.header = header
         part.handle.write(data)
         part.body += len(data)
         part.urls += 1
-        if ready.lastmod is not None:
-            key = sort_key(ready.lastmod)
-            if part.newest_key is None or key > part.newest_key:
-                part.newest, part.newest_key = ready.lastmod, key
+        if key and key > part.newest_key:
+            part.newest, part.newest_key = lastmod, key
         return True
+
+    def add_records(
+        self, records: Iterable[TextRecord], on_progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Add text records (see `add_record`); returns how many were read. `on_progress` is called
+        with the count every 10,000 records.
+
+        This is the hot loop of `generate`: a record whose URL and fields are already canonical, and
+        that fits the current file, is written inline; everything else goes through `add_record`.
+        The output is the same either way (a property test holds the two paths to it).
+        """
+        if self._closed:
+            raise UsageError("the writer is closed")
+        folder = self.scope.folder
+        canon_url = _CANON_URL.fullmatch
+        canon_date = _CANON_DATE.fullmatch
+        valid_days = self._valid_days
+        deduper = self.pipeline.deduper
+        seen = deduper._seen if deduper is not None else None
+        max_urls, max_bytes = self.max_urls, self.max_bytes
+        count = 0
+        for record in records:
+            count += 1
+            if on_progress is not None and not count % 10_000:
+                on_progress(count)
+            loc, lastmod, changefreq, priority = record[0], record[1], record[2], record[3]
+            part = self._part
+            if (
+                part is None
+                or changefreq is not None
+                or priority is not None
+                or seen is None
+                or not loc.startswith(folder)
+                or len(loc) >= MAX_URL_LENGTH
+                or canon_url(loc) is None
+            ):
+                self.add_record(record)
+                continue
+            if lastmod is None:
+                xml = "<url><loc>" + loc.replace("&", "&amp;").replace("'", "&apos;") + "</loc></url>\n"
+            elif canon_date(lastmod) is not None and lastmod[:10] in valid_days:
+                xml = (
+                    "<url><loc>"
+                    + loc.replace("&", "&amp;").replace("'", "&apos;")
+                    + "</loc><lastmod>"
+                    + lastmod
+                    + "</lastmod></url>\n"
+                )
+            else:
+                self.add_record(record)
+                continue
+            data = xml.encode()
+            if part.urls >= max_urls or part.header + part.body + len(data) + _FOOTER > max_bytes:
+                self.add_record(record)
+                continue
+            key = xxh3_64_intdigest(loc.encode())
+            if key in seen:
+                self.add_record(record)  # reports the duplicate
+                continue
+            seen.add(key)
+            self.pipeline.accepted += 1
+            part.handle.write(data)
+            part.body += len(data)
+            part.urls += 1
+            if lastmod is not None:
+                k = lastmod[:19] if len(lastmod) > 10 else lastmod + "T00:00:00"
+                if k > part.newest_key:
+                    part.newest, part.newest_key = lastmod, k
+        return count
 
     def add_many(self, entries: Iterable[UrlEntry]) -> int:
         """Add entries; returns how many were accepted."""
@@ -315,7 +413,8 @@ class SitemapWriter:
         part.spool.unlink()
         self._temps.remove(part.spool)
         size = len(header) + part.body + _FOOTER
-        self._done.append(_Done(temp, part.urls, size, part.newest))
+        newest = parse_w3c(part.newest) if isinstance(part.newest, str) else part.newest
+        self._done.append(_Done(temp, part.urls, size, newest))
 
     # -- publishing ---------------------------------------------------------------------------------
 
@@ -464,6 +563,12 @@ class SitemapWriter:
                 path.unlink()
                 removed.append(stale)
         return tuple(removed)
+
+
+def _key(value: Lastmod) -> str:
+    instant = sort_key(value)
+    text = instant.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{instant.microsecond:06d}" if instant.microsecond else text
 
 
 def _is_plain_name(name: str) -> bool:

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import csv
 import gzip
+import itertools
 import json
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
-from sitemapkit.constants import CHANGEFREQS
-from sitemapkit.dates import parse_w3c
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler
-from sitemapkit.errors import InputError, InvalidDateError
-from sitemapkit.model import Lastmod, UrlEntry
+from sitemapkit.errors import InputError
+from sitemapkit.model import UrlEntry
+from sitemapkit.records import TextRecord, entry_from_text
 
 FIELDS = ("lastmod", "changefreq", "priority")
 
@@ -53,97 +53,126 @@ def _kind(name: str) -> str:
     return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "list")
 
 
-class _FieldParser:
-    """Parses the optional fields of one input, reporting bad values against file and line."""
+class _Reporter:
+    """Reports bad lines of one input against its file name and line number."""
 
     def __init__(self, source: str, report: DiagnosticHandler) -> None:
         self.source = source
         self.report = report
 
-    def entry(self, loc: str, fields: dict[str, str], line: int) -> UrlEntry:
-        lastmod: Lastmod | None = None
-        changefreq: str | None = None
-        priority: float | None = None
-        for key, raw in fields.items():
-            value = raw.strip()
-            if not value:
-                continue
-            if key == "lastmod":
-                try:
-                    lastmod = parse_w3c(value, allow_naive=True)
-                except InvalidDateError:
-                    self._bad("invalid-date", f"lastmod {value!r} is not a W3C Datetime", line, loc)
-            elif key == "changefreq":
-                if value.lower() in CHANGEFREQS:
-                    changefreq = value.lower()
-                else:
-                    allowed = ", ".join(sorted(CHANGEFREQS))
-                    self._bad("invalid-value", f"changefreq {value!r} is not one of {allowed}", line, loc)
-            elif key == "priority":
-                try:
-                    number = float(value)
-                except ValueError:
-                    number = -1.0
-                if 0.0 <= number <= 1.0:
-                    priority = number
-                else:
-                    self._bad(
-                        "invalid-value", f"priority {value!r} is not a number from 0.0 to 1.0", line, loc
-                    )
-        return UrlEntry(loc, lastmod, changefreq, priority, sitemap=self.source, line=line)
-
-    def _bad(self, code: str, message: str, line: int, url: str) -> None:
-        self.report(
-            Diagnostic.make(code, message + "; the field is dropped", source=self.source, line=line, url=url)
-        )
-
     def bad_line(self, message: str, line: int) -> None:
         self.report(Diagnostic.make("bad-line", message, source=self.source, line=line))
 
 
-def _lines(stream: IO[bytes], fields: _FieldParser) -> Iterator[tuple[int, str]]:
-    """Decoded lines (1-based numbers) with the BOM and line ending removed; undecodable lines reported."""
-    for number, raw in enumerate(stream, start=1):
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            fields.bad_line(f"not UTF-8 (byte {exc.start + 1} of the line); the line is skipped", number)
-            continue
-        yield number, text.rstrip("\r\n")
-
-
-def _read_list(stream: IO[bytes], fields: _FieldParser) -> Iterator[UrlEntry]:
-    for number, text in _lines(stream, fields):
-        line = text.strip()
-        if not line or line.startswith("#"):
-            continue
-        if "\t" in text:
-            url, *rest = text.split("\t")
-            values = _fields_from(rest, fields, number, positional=True)
+def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[str]]]:
+    """Lines in batches, decoded a megabyte at a time: (number of the batch's first line, lines without
+    line endings). A BOM is removed; a line that is not UTF-8 is reported and skipped."""
+    number = 1
+    carry = b""
+    first = True
+    while True:
+        block = stream.read(1 << 20)
+        data = carry + block
+        if not block:
+            if not data:
+                return
+            carry = b""
         else:
-            url, *rest = line.split()
-            if rest and all("=" in token for token in rest):
-                values = _fields_from(rest, fields, number, positional=False)
-            else:  # a URL with raw spaces in it: encoded later
-                url, values = line, {}
-        if values is not None:
-            yield fields.entry(url.strip(), values, number)
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            data, carry = data[:cut], data[cut:]
+        if first:
+            first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+        try:
+            text = data.decode("utf-8")
+            lines = text.split("\n")
+            if "\r" in text:
+                lines = [line.rstrip("\r") for line in lines]
+        except UnicodeDecodeError:
+            lines = []
+            for offset, raw in enumerate(data.split(b"\n")):
+                try:
+                    lines.append(raw.decode("utf-8").rstrip("\r"))
+                except UnicodeDecodeError as exc:
+                    fields.bad_line(
+                        f"not UTF-8 (byte {exc.start + 1} of the line); the line is skipped", number + offset
+                    )
+                    lines.append("")
+        if lines and not lines[-1] and data.endswith(b"\n"):
+            lines.pop()
+        yield number, lines
+        number += len(lines)
+        if not block:
+            return
 
 
-def _fields_from(
-    tokens: list[str], fields: _FieldParser, line: int, *, positional: bool
-) -> dict[str, str] | None:
+def _lines(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, str]]:
+    """Decoded lines with their 1-based numbers (see `_decoded`)."""
+    for first, lines in _decoded(stream, fields):
+        yield from enumerate(lines, start=first)
+
+
+def _read_list(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
+    # Flat loops over decoded batches: this is the hot path of `generate`.
+    source = fields.source
+    new = tuple.__new__
+    for first, lines in _decoded(stream, fields):
+        for number, text in enumerate(lines, start=first):
+            if "\t" in text:
+                url, *rest = text.split("\t")
+                if (
+                    len(rest) <= 3 and url and url[0] != "#" and "=" not in text[len(url) :]
+                ):  # the common case
+                    rest += ("", "", "")
+                    yield new(
+                        TextRecord,
+                        (url.strip(), rest[0] or None, rest[1] or None, rest[2] or None, source, number),
+                    )
+                    continue
+                url = url.strip()
+                if url.startswith("#") or not text.strip():
+                    continue
+                if not url:
+                    fields.bad_line("fields but no URL at the start of the line; the line is skipped", number)
+                    continue
+                values = _fields_from(rest, fields, number, positional=True)
+            else:
+                line = text.strip()
+                if not line or line.startswith("#"):
+                    continue
+                url, *rest = line.split()
+                if rest and all("=" in token for token in rest):
+                    values = _fields_from(rest, fields, number, positional=False)
+                elif rest:  # a URL with raw spaces in it: encoded later
+                    url, values = line, {}
+                else:
+                    yield new(TextRecord, (url, None, None, None, source, number))
+                    continue
+            yield TextRecord(
+                url.strip(),
+                values.get("lastmod"),
+                values.get("changefreq"),
+                values.get("priority"),
+                source,
+                number,
+            )
+
+
+def _fields_from(tokens: list[str], fields: _Reporter, line: int, *, positional: bool) -> dict[str, str]:
     values: dict[str, str] = {}
     for position, token in enumerate(tokens):
         token = token.strip()
         if not token:
             continue
         key, eq, value = token.partition("=")
-        if eq and key.strip().lower() in FIELDS:
-            values[key.strip().lower()] = value
-        elif positional and position < len(FIELDS):
+        key = key.strip().lower()
+        if eq and key in FIELDS:
+            values[key] = value
+        elif positional and not (eq and key.isidentifier()) and position < len(FIELDS):
             values[FIELDS[position]] = token
         else:
             fields.bad_line(
@@ -152,7 +181,7 @@ def _fields_from(
     return values
 
 
-def _read_csv(stream: IO[bytes], fields: _FieldParser) -> Iterator[UrlEntry]:
+def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
     lines = _lines(stream, fields)
     numbers: list[int] = []
 
@@ -185,10 +214,17 @@ def _read_csv(stream: IO[bytes], fields: _FieldParser) -> Iterator[UrlEntry]:
             )
             continue
         values = {c: row[i] for i, c in enumerate(columns) if c in FIELDS}
-        yield fields.entry(row[loc_index].strip(), values, number)
+        yield TextRecord(
+            row[loc_index].strip(),
+            values.get("lastmod"),
+            values.get("changefreq"),
+            values.get("priority"),
+            fields.source,
+            number,
+        )
 
 
-def _read_jsonl(stream: IO[bytes], fields: _FieldParser) -> Iterator[UrlEntry]:
+def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
     warned: set[str] = set()
     for number, text in _lines(stream, fields):
         if not text.strip():
@@ -205,19 +241,26 @@ def _read_jsonl(stream: IO[bytes], fields: _FieldParser) -> Iterator[UrlEntry]:
             warned.add(key)
             fields.bad_line(f"unknown key {key!r} ignored (reported once per file)", number)
         values = {k: str(obj[k]) for k in FIELDS if obj.get(k) is not None}
-        yield fields.entry(obj["loc"], values, number)
+        yield TextRecord(
+            obj["loc"],
+            values.get("lastmod"),
+            values.get("changefreq"),
+            values.get("priority"),
+            fields.source,
+            number,
+        )
 
 
 _READERS = {"list": _read_list, "csv": _read_csv, "jsonl": _read_jsonl}
 
 
-def read_source(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
-    """Stream the entries of one input file (`-` for stdin). Entries carry `sitemap=name` and `line`.
+def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord]:
+    """Stream the records of one input file (`-` for stdin): the fields as text, with file and line.
 
     Raises `InputError` if the file cannot be opened or read at all.
     """
     stream = open_input(name)
-    fields = _FieldParser("<stdin>" if name == "-" else name, report)
+    fields = _Reporter("<stdin>" if name == "-" else name, report)
     try:
         yield from _READERS[_kind(name)](stream, fields)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
@@ -225,6 +268,18 @@ def read_source(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
+
+
+def read_records_of(names: Iterable[str], report: DiagnosticHandler) -> Iterator[TextRecord]:
+    """The records of several inputs, one after another."""
+    return itertools.chain.from_iterable(read_records(name, report) for name in names)
+
+
+def read_source(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
+    """Stream the entries of one input file (`-` for stdin). Entries carry `sitemap=name` and `line`;
+    a bad optional field is reported and dropped."""
+    for record in read_records(name, report):
+        yield entry_from_text(record, report)
 
 
 def read_sources(names: Iterable[str], report: DiagnosticHandler) -> Iterator[UrlEntry]:

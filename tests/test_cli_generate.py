@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sitemapkit.cli import main
+from tests.helpers import locs, published
+
+BASE = "https://example.com/"
+
+
+def run(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sitemapkit", *args], capture_output=True, text=True, input=input, timeout=120
+    )
+
+
+def test_generate_publishes_and_prints_a_summary(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text("".join(f"{BASE}p{i}\n" for i in range(5)) + "https://other.org/x\n")
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out), "--max-urls", "2", "--gzip")
+    assert proc.returncode == 0, proc.stderr
+    assert "published 5 URLs in 3 file(s)" in proc.stdout
+    assert "submit: https://example.com/sitemap.xml.gz" in proc.stdout
+    assert f"{src}:6: error [url-not-allowed]" in proc.stderr
+    assert published(out) == ["sitemap-1.xml.gz", "sitemap-2.xml.gz", "sitemap-3.xml.gz", "sitemap.xml.gz"]
+    assert locs(out / "sitemap-3.xml.gz") == [f"{BASE}p4"]
+
+
+def test_json_summary(tmp_path: Path) -> None:
+    src = tmp_path / "urls.csv"
+    src.write_text("loc,lastmod\nhttps://example.com/a,2024-01-01\nhttps://example.com/a,2024-01-01\n")
+    result = CliRunner().invoke(
+        main, ["generate", str(src), "--base-url", BASE, "--out", str(tmp_path / "o"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["entry_url"] == BASE + "sitemap.xml"
+    assert data["files"] == [
+        {
+            "path": str(tmp_path / "o" / "sitemap.xml"),
+            "url": BASE + "sitemap.xml",
+            "urls": 1,
+            "bytes": (tmp_path / "o" / "sitemap.xml").stat().st_size,
+            "lastmod": "2024-01-01",
+        }
+    ]
+    assert data["totals"]["duplicates"] == 1 and data["totals"]["urls"] == 1
+    assert [d["code"] for d in data["diagnostics"]] == ["duplicate-url"]
+    assert data["diagnostics"][0]["line"] == 3
+
+
+def test_strict_exits_1_and_publishes_nothing(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(f"{BASE}a\t2024-02-30\n")
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(tmp_path / "o"), "--strict")
+    assert proc.returncode == 1
+    assert "invalid-date" in proc.stderr and "nothing was published" in proc.stderr
+    assert not (tmp_path / "o").exists() or list((tmp_path / "o").iterdir()) == []
+
+
+def test_unreadable_input_exits_1_without_traceback(tmp_path: Path) -> None:
+    proc = run("generate", str(tmp_path / "missing.txt"), "--base-url", BASE, "--out", str(tmp_path / "o"))
+    assert proc.returncode == 1
+    assert "missing.txt: cannot open" in proc.stderr and "Traceback" not in proc.stderr
+    bad = tmp_path / "bad.csv"
+    bad.write_text("url\nx\n")
+    proc = run("generate", str(bad), "--base-url", BASE, "--out", str(tmp_path / "o"))
+    assert proc.returncode == 1 and "'loc' column" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    src = tmp_path / "u.txt"
+    src.write_text(BASE + "\n")
+    for args in (
+        ["generate", str(src), "--out", str(tmp_path)],
+        ["generate", str(src), "--base-url", BASE, "--out", str(tmp_path), "--max-urls", "50001"],
+        ["generate", str(src), "--base-url", "ftp://x", "--out", str(tmp_path)],
+        ["generate", str(src), "--base-url", BASE, "--out", str(tmp_path), "--name", "../up"],
+        ["generate", str(src), "--base-url", BASE, "--out", str(tmp_path), "--index", "sometimes"],
+    ):
+        proc = run(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def test_stdin_and_several_sources(tmp_path: Path) -> None:
+    gz = tmp_path / "more.txt.gz"
+    gz.write_bytes(gzip.compress(f"{BASE}from-gzip\n".encode()))
+    proc = run(
+        "generate",
+        "-",
+        str(gz),
+        "--base-url",
+        BASE,
+        "--out",
+        str(tmp_path / "o"),
+        input=f"{BASE}from-stdin\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert locs(tmp_path / "o" / "sitemap.xml") == [f"{BASE}from-stdin", f"{BASE}from-gzip"]
+
+
+def test_no_progress_output_when_piped(tmp_path: Path) -> None:
+    src = tmp_path / "u.txt"
+    src.write_text("".join(f"{BASE}{i}\n" for i in range(3000)))
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(tmp_path / "o"))
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_help_has_an_example() -> None:
+    result = CliRunner().invoke(main, ["generate", "--help"])
+    assert result.exit_code == 0 and "Example:" in result.output and "--base-url" in result.output

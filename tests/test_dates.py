@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitemapkit.dates import format_w3c, is_naive, parse_w3c, schema_accepts, sort_key
+from sitemapkit.errors import InvalidDateError
+
+UTC = dt.UTC
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1997", dt.date(1997, 1, 1)),
+        ("1997-07", dt.date(1997, 7, 1)),
+        ("1997-07-16", dt.date(1997, 7, 16)),
+        (
+            "1997-07-16T19:20+01:00",
+            dt.datetime(1997, 7, 16, 19, 20, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+        ),
+        (
+            "1997-07-16T19:20:30+01:00",
+            dt.datetime(1997, 7, 16, 19, 20, 30, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+        ),
+        (
+            "1997-07-16T19:20:30.45+01:00",
+            dt.datetime(1997, 7, 16, 19, 20, 30, 450000, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+        ),
+        ("2004-12-23T18:00:15Z", dt.datetime(2004, 12, 23, 18, 0, 15, tzinfo=UTC)),
+        (
+            "2004-12-23T18:00:15-05:30",
+            dt.datetime(2004, 12, 23, 18, 0, 15, tzinfo=dt.timezone(-dt.timedelta(hours=5, minutes=30))),
+        ),
+        ("  2005-01-01 ", dt.date(2005, 1, 1)),
+    ],
+)
+def test_parses_every_w3c_form(text: str, expected: dt.date) -> None:
+    assert parse_w3c(text) == expected
+    assert type(parse_w3c(text)) is type(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "2024-13-01",
+        "2024-02-30",
+        "2024-01-01T25:00:00Z",
+        "2024-01-01T10:00:00",
+        "2024-1-5",
+        "2024-01-01 10:00:00Z",
+        "2024-01-01T10:00:00Z 2024-01-02",
+        "yesterday",
+        "2024-01-01T10:00:00+25:00",
+    ],
+)
+def test_rejects_what_is_not_w3c(text: str) -> None:
+    with pytest.raises(InvalidDateError):
+        parse_w3c(text)
+
+
+def test_naive_time_only_when_allowed() -> None:
+    value = parse_w3c("2024-01-01T10:00:00", allow_naive=True)
+    assert is_naive(value)
+    assert format_w3c(value) == "2024-01-01T10:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("text", "accepted"),
+    [
+        ("2005-01-01", True),
+        ("2004-12-23T18:00:15+00:00", True),
+        ("2004-12-23T18:00:15.5Z", True),
+        ("2005", False),
+        ("2005-01", False),
+        ("2004-12-23T18:00+00:00", False),
+        ("2004-12-23T18:00:15", False),
+        ("2024-02-30", False),
+    ],
+)
+def test_schema_accepts_only_date_or_full_datetime(text: str, accepted: bool) -> None:
+    assert schema_accepts(text) is accepted
+
+
+def test_format_keeps_offset_and_fraction() -> None:
+    tz = dt.timezone(dt.timedelta(hours=2))
+    assert format_w3c(dt.datetime(2024, 5, 1, 12, 0, 0, tzinfo=tz)) == "2024-05-01T12:00:00+02:00"
+    assert (
+        format_w3c(dt.datetime(2024, 5, 1, 12, 0, 0, 500, tzinfo=UTC)) == "2024-05-01T12:00:00.000500+00:00"
+    )
+    assert format_w3c(dt.date(2024, 5, 1)) == "2024-05-01"
+
+
+def test_sort_key_orders_dates_and_times_together() -> None:
+    values = [dt.datetime(2024, 1, 1, 23, tzinfo=dt.timezone(-dt.timedelta(hours=5))), dt.date(2024, 1, 2)]
+    assert max(values, key=sort_key) == values[0]  # 2024-01-02T04:00Z is after 2024-01-02T00:00Z
+
+
+datetimes = st.datetimes(
+    min_value=dt.datetime(1, 1, 2),
+    max_value=dt.datetime(9999, 12, 30),
+    timezones=st.sampled_from(
+        [UTC, dt.timezone(dt.timedelta(hours=5, minutes=45)), dt.timezone(-dt.timedelta(hours=8))]
+    ),
+)
+
+
+@given(st.one_of(st.dates(min_value=dt.date(1000, 1, 1)), datetimes))
+def test_format_then_parse_round_trips(value: dt.date) -> None:
+    text = format_w3c(value)
+    assert schema_accepts(text)
+    back = parse_w3c(text)
+    assert back == value
+    assert format_w3c(back) == text

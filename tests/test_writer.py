@@ -1,0 +1,331 @@
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from sitemapkit.errors import PublishError, StrictModeError, UsageError
+from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.serialize import render_url, xml_footer, xml_header
+from sitemapkit.writer import MANIFEST, SitemapWriter
+from tests.helpers import locs, published, raw_bytes
+from tests.schema_oracle import schema_errors
+
+BASE = "https://example.com/"
+UTC = dt.UTC
+
+
+def write(out: Path, urls: list[str], **kw: object) -> SitemapWriter:
+    with SitemapWriter(out, BASE, **kw) as w:  # type: ignore[arg-type]
+        for u in urls:
+            w.add(u)
+    return w
+
+
+def test_single_file_named_after_prefix(tmp_path: Path) -> None:
+    w = write(tmp_path, [f"{BASE}p{i}" for i in range(3)])
+    assert published(tmp_path) == ["sitemap.xml"]
+    assert locs(tmp_path / "sitemap.xml") == [f"{BASE}p{i}" for i in range(3)]
+    assert w.result is not None and w.result.entry_url == BASE + "sitemap.xml"
+    assert w.result.index is None
+
+
+def test_rolls_over_at_max_urls_and_writes_index(tmp_path: Path) -> None:
+    w = write(tmp_path, [f"{BASE}p{i}" for i in range(5)], max_urls=2)
+    assert published(tmp_path) == ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]
+    assert [len(locs(tmp_path / f"sitemap-{i}.xml")) for i in (1, 2, 3)] == [2, 2, 1]
+    assert locs(tmp_path / "sitemap.xml") == [f"{BASE}sitemap-{i}.xml" for i in (1, 2, 3)]
+    assert w.result is not None and w.result.entry_url == BASE + "sitemap.xml"
+
+
+def test_index_modes(tmp_path: Path) -> None:
+    write(tmp_path / "a", [BASE], index="always")
+    assert published(tmp_path / "a") == ["sitemap-1.xml", "sitemap.xml"]
+    write(tmp_path / "b", [f"{BASE}{i}" for i in range(3)], index="never", max_urls=2)
+    assert published(tmp_path / "b") == ["sitemap-1.xml", "sitemap-2.xml"]
+
+
+def exact_size(entries: list[UrlEntry]) -> int:
+    body = "".join(render_url(e) for e in entries)
+    return len((xml_header("urlset") + body + xml_footer("urlset")).encode())
+
+
+def test_max_bytes_is_exact_with_header_and_footer(tmp_path: Path) -> None:
+    urls = [f"{BASE}page-{i}" for i in range(3)]
+    size = exact_size([UrlEntry(u) for u in urls])
+    w = write(tmp_path / "fits", urls, max_bytes=size)
+    assert w.result is not None and len(w.result.files) == 1
+    assert w.result.files[0].bytes == size == len((tmp_path / "fits" / "sitemap.xml").read_bytes())
+    w = write(tmp_path / "over", urls, max_bytes=size - 1)
+    assert w.result is not None and [f.urls for f in w.result.files] == [2, 1]
+    for f in w.result.files:
+        assert f.bytes == len(f.path.read_bytes()) <= size - 1
+
+
+def test_max_bytes_counts_uncompressed_size_under_gzip(tmp_path: Path) -> None:
+    urls = [f"{BASE}page-{i:03d}" for i in range(50)]
+    size = exact_size([UrlEntry(u) for u in urls[:10]])
+    w = write(tmp_path, urls, max_bytes=size, gzip=True)
+    assert w.result is not None
+    assert [f.urls for f in w.result.files] == [10] * 5
+    for f in w.result.files:
+        assert f.path.name.endswith(".xml.gz")
+        assert len(gzip.decompress(f.path.read_bytes())) == f.bytes == size
+
+
+def test_namespace_growth_counts_toward_max_bytes(tmp_path: Path) -> None:
+    plain = UrlEntry(BASE + "a")
+    with_image = UrlEntry(BASE + "b", images=(Image(BASE + "i.png"),))
+    size = len(
+        (
+            xml_header("urlset", {"image"}) + render_url(plain) + render_url(with_image) + "</urlset>\n"
+        ).encode()
+    )
+    with SitemapWriter(tmp_path / "fits", BASE, max_bytes=size) as w:
+        w.add_entry(plain)
+        w.add_entry(with_image)
+    assert w.result is not None and len(w.result.files) == 1
+    with SitemapWriter(tmp_path / "over", BASE, max_bytes=size - 1) as w:
+        w.add_entry(plain)
+        w.add_entry(with_image)
+    assert w.result is not None and [f.urls for f in w.result.files] == [1, 1]
+
+
+def test_an_entry_larger_than_a_file_is_reported_and_left_out(tmp_path: Path) -> None:
+    huge = UrlEntry(BASE + "big", images=tuple(Image(f"{BASE}img/{i}.png") for i in range(50)))
+    with SitemapWriter(tmp_path, BASE, max_bytes=1000) as w:
+        assert w.add_entry(huge) is False
+        assert w.add(BASE + "small") is True
+    assert [d.code for d in w.log] == ["file-too-large"]
+    assert locs(tmp_path / "sitemap.xml") == [BASE + "small"]
+
+
+def test_gzip_output_is_deterministic_and_has_no_timestamp(tmp_path: Path) -> None:
+    urls = [f"{BASE}p{i}" for i in range(100)]
+    write(tmp_path / "a", urls, gzip=True, max_urls=30)
+    write(tmp_path / "b", urls, gzip=True, max_urls=30)
+    for name in published(tmp_path / "a"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    data = (tmp_path / "a" / "sitemap-1.xml.gz").read_bytes()
+    assert data[4:8] == b"\0\0\0\0"  # gzip MTIME field
+
+
+def test_index_lastmod_is_newest_of_its_urls_or_absent(tmp_path: Path) -> None:
+    with SitemapWriter(tmp_path, BASE, max_urls=2) as w:
+        w.add(BASE + "a", lastmod="2024-01-01")
+        w.add(BASE + "b", lastmod="2024-03-01T10:00:00+02:00")
+        w.add(BASE + "c")
+        w.add(BASE + "d")
+        w.add(BASE + "e", lastmod=dt.datetime(2024, 3, 1, 9, tzinfo=UTC))
+        w.add(BASE + "f", lastmod=dt.date(2024, 3, 1))
+    index = raw_bytes(tmp_path / "sitemap.xml").decode()
+    assert "<loc>https://example.com/sitemap-1.xml</loc><lastmod>2024-03-01T10:00:00+02:00</lastmod>" in index
+    assert "<loc>https://example.com/sitemap-2.xml</loc></sitemap>" in index
+    assert "<loc>https://example.com/sitemap-3.xml</loc><lastmod>2024-03-01T09:00:00+00:00</lastmod>" in index
+
+
+def test_escaping_is_exact_and_done_once(tmp_path: Path) -> None:
+    with SitemapWriter(tmp_path, BASE) as w:
+        w.add(BASE + "catalog?item=12&desc=vacation_hawaii")
+        w.add(BASE + "a?x=%26amp;")
+        w.add(
+            BASE + "v",
+            videos=[
+                Video(
+                    thumbnail_loc=BASE + "t.jpg",
+                    title='Tom & "Jerry" <3',
+                    description="it's",
+                    content_loc=BASE + "v.mp4",
+                )
+            ],
+        )
+    text = raw_bytes(tmp_path / "sitemap.xml").decode()
+    assert "<loc>https://example.com/catalog?item=12&amp;desc=vacation_hawaii</loc>" in text
+    assert "<loc>https://example.com/a?x=%26amp;</loc>" in text
+    assert "<video:title>Tom &amp; &quot;Jerry&quot; &lt;3</video:title>" in text
+    assert "<video:description>it&apos;s</video:description>" in text
+    assert locs(tmp_path / "sitemap.xml")[0] == BASE + "catalog?item=12&desc=vacation_hawaii"
+
+
+def test_only_namespaces_in_use_are_declared(tmp_path: Path) -> None:
+    with SitemapWriter(tmp_path, BASE, max_urls=1) as w:
+        w.add(BASE + "a")
+        w.add(BASE + "b", alternates=[Alternate("en", BASE + "b"), Alternate("de", BASE + "de/b")])
+    assert "xmlns:" not in raw_bytes(tmp_path / "sitemap-1.xml").decode()
+    second = raw_bytes(tmp_path / "sitemap-2.xml").decode()
+    assert 'xmlns:xhtml="http://www.w3.org/1999/xhtml"' in second and "xmlns:image" not in second
+
+
+def every_extension(i: int) -> UrlEntry:
+    now = dt.datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+    return UrlEntry(
+        f"{BASE}article/{i}?a=1&b=ü",
+        lastmod=now,
+        changefreq="daily",
+        priority=0.7,
+        images=(Image(f"{BASE}img/{i}.jpg", caption="A <caption>", title="T"),),
+        videos=(
+            Video(
+                thumbnail_loc=f"{BASE}thumb/{i}.jpg",
+                title="Video & more",
+                description="Desc",
+                content_loc=f"{BASE}v/{i}.mp4",
+                player_loc=f"{BASE}player?v={i}",
+                duration=600,
+                expiration_date=now,
+                rating=4.2,
+                view_count=12345,
+                publication_date=dt.date(2026, 1, 1),
+                family_friendly=True,
+                restriction="IE GB US",
+                restriction_relationship="allow",
+                platform="web tv",
+                platform_relationship="deny",
+                requires_subscription=False,
+                uploader="Someone",
+                uploader_info=f"{BASE}users/1",
+                live=False,
+                tags=("steak", "grill"),
+            ),
+        ),
+        news=News("The Example Times", "en", now, "Headline & subhead"),
+        alternates=(Alternate("en", f"{BASE}article/{i}"), Alternate("x-default", f"{BASE}article/{i}")),
+    )
+
+
+def test_output_with_every_extension_validates_against_official_schemas(
+    tmp_path: Path, xsd_dir: Path
+) -> None:
+    with SitemapWriter(tmp_path, BASE, max_urls=3, gzip=True, xsl="default") as w:
+        for i in range(7):
+            w.add_entry(every_extension(i))
+        w.add(BASE + "plain", lastmod="2024-01-01")
+    assert w.result is not None
+    for f in (*w.result.files, w.result.index):
+        assert f is not None
+        assert schema_errors(xsd_dir, raw_bytes(f.path)) == [], f.path
+
+
+def test_rerun_removes_its_stale_files_and_nothing_else(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<h1>mine</h1>")
+    (tmp_path / "sitemap-9.xml").write_text("not ours either")
+    write(tmp_path, [f"{BASE}p{i}" for i in range(5)], max_urls=2)
+    assert published(tmp_path) == [
+        "index.html",
+        "sitemap-1.xml",
+        "sitemap-2.xml",
+        "sitemap-3.xml",
+        "sitemap-9.xml",
+        "sitemap.xml",
+    ]
+    w = write(tmp_path, [f"{BASE}p{i}" for i in range(3)], max_urls=2)
+    assert published(tmp_path) == [
+        "index.html",
+        "sitemap-1.xml",
+        "sitemap-2.xml",
+        "sitemap-9.xml",
+        "sitemap.xml",
+    ]
+    assert w.result is not None and w.result.removed == ("sitemap-3.xml",)
+    w = write(tmp_path, [BASE])
+    assert published(tmp_path) == ["index.html", "sitemap-9.xml", "sitemap.xml"]
+    assert (tmp_path / "index.html").read_text() == "<h1>mine</h1>"
+    assert json.loads((tmp_path / MANIFEST).read_text())["files"] == ["sitemap.xml"]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_refuses_to_overwrite_a_file_it_did_not_write(tmp_path: Path) -> None:
+    (tmp_path / "sitemap.xml").write_text("hand-written")
+    with pytest.raises(PublishError, match="not written by sitemapkit"):
+        write(tmp_path, [BASE])
+    assert (tmp_path / "sitemap.xml").read_text() == "hand-written"
+    assert published(tmp_path) == ["sitemap.xml"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_an_exception_publishes_nothing(tmp_path: Path) -> None:
+    write(tmp_path, [BASE + "old"])
+    before = (tmp_path / "sitemap.xml").read_bytes()
+    with pytest.raises(RuntimeError), SitemapWriter(tmp_path, BASE, max_urls=1) as w:
+        w.add(BASE + "new1")
+        w.add(BASE + "new2")
+        raise RuntimeError("crash mid-run")
+    assert (tmp_path / "sitemap.xml").read_bytes() == before
+    assert published(tmp_path) == ["sitemap.xml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST, "sitemap.xml"]
+
+
+def test_strict_publishes_nothing_on_any_problem(tmp_path: Path) -> None:
+    with pytest.raises(StrictModeError), SitemapWriter(tmp_path, BASE, strict=True) as w:
+        w.add(BASE + "ok")
+        w.add("https://elsewhere.example.org/")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_scope_duplicates_and_invalid_urls_are_diagnosed(tmp_path: Path) -> None:
+    with SitemapWriter(tmp_path / "out", "https://example.com/shop/", allow_hosts=["cdn.example.com"]) as w:
+        assert w.add("https://example.com/shop/a")
+        assert not w.add("https://example.com/shop/a")
+        assert not w.add("https://example.com/blog/")
+        assert not w.add("http://example.com/shop/b")
+        assert w.add("https://cdn.example.com/file")
+        assert not w.add("nonsense")
+        assert w.add("/shop/c")
+        assert not w.add("/elsewhere")
+    assert [d.code for d in w.log] == [
+        "duplicate-url",
+        "url-not-allowed",
+        "url-not-allowed",
+        "invalid-url",
+        "url-not-allowed",
+    ]
+    assert w.result is not None and w.result.urls == 3 and w.result.duplicates == 1 and w.result.rejected == 4
+
+
+def test_naive_datetime_is_utc_and_said_once(tmp_path: Path) -> None:
+    with SitemapWriter(tmp_path, BASE) as w:
+        w.add(BASE + "a", lastmod="2024-01-01T10:00:00")
+        w.add(BASE + "b", lastmod=dt.datetime(2024, 1, 1, 11, 0))
+    assert [d.code for d in w.log] == ["naive-datetime"]
+    text = raw_bytes(tmp_path / "sitemap.xml").decode()
+    assert "2024-01-01T10:00:00+00:00" in text and "2024-01-01T11:00:00+00:00" in text
+
+
+def test_xsl_reference_and_bundled_stylesheet(tmp_path: Path) -> None:
+    write(tmp_path / "url", [BASE], xsl="https://example.com/style.xsl?a=1&b=2")
+    assert (
+        b'<?xml-stylesheet type="text/xsl" href="https://example.com/style.xsl?a=1&amp;b=2"?>'
+        in (tmp_path / "url" / "sitemap.xml").read_bytes()
+    )
+    write(tmp_path / "default", [f"{BASE}p{i}" for i in range(3)], xsl="default", max_urls=2)
+    out = tmp_path / "default"
+    assert "sitemap.xsl" in published(out)
+    transform = etree.XSLT(etree.parse(str(out / "sitemap.xsl")))
+    html = str(transform(etree.parse(str(out / "sitemap-1.xml"))))
+    assert "<table>" in html and "https://example.com/p1" in html and "2</strong> URLs" in html
+    html = str(transform(etree.parse(str(out / "sitemap.xml"))))
+    assert "Sitemap index" in html and "sitemap-2.xml" in html
+
+
+@pytest.mark.parametrize("name", ["../evil", "a/b", "", ".hidden", "x" * 200])
+def test_name_cannot_escape_the_output_folder(tmp_path: Path, name: str) -> None:
+    with pytest.raises(UsageError):
+        SitemapWriter(tmp_path, BASE, name=name)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("max_urls", 50_001), ("max_urls", 0), ("max_bytes", 52_428_801)]
+)
+def test_limits_cannot_exceed_the_protocol(tmp_path: Path, option: str, value: int) -> None:
+    with pytest.raises(UsageError):
+        SitemapWriter(tmp_path, BASE, **{option: value})  # type: ignore[arg-type]
+
+
+def test_nothing_to_publish_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(PublishError, match="nothing to publish"):
+        write(tmp_path, ["https://elsewhere.example.org/"])
+    assert list(tmp_path.iterdir()) == []
