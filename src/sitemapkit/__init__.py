@@ -17,7 +17,9 @@ from sitemapkit.errors import (
     UsageError,
 )
 from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
+from sitemapkit.generator import generate
 from sitemapkit.urls import Scope, normalize_url
+from sitemapkit.writer import PublishResult, SitemapFile, SitemapWriter
 
 __all__ = [
     "CODES",
@@ -31,14 +33,18 @@ __all__ = [
     "InvalidUrlError",
     "News",
     "PublishError",
+    "PublishResult",
     "Scope",
     "Severity",
+    "SitemapFile",
+    "SitemapWriter",
     "SitemapkitError",
     "StrictModeError",
     "UrlEntry",
     "UsageError",
     "Video",
     "format_w3c",
+    "generate",
     "normalize_url",
     "parse_w3c",
 ]

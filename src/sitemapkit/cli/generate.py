@@ -10,7 +10,7 @@ import click
 from sitemapkit.cli._output import DiagnosticPrinter, progress
 from sitemapkit.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.errors import InputError, InvalidUrlError, PublishError, UsageError
-from sitemapkit.generate import generate as run_generate
+from sitemapkit.generator import generate as run_generate
 from sitemapkit.writer import PublishResult
 
 
