@@ -73,7 +73,6 @@ def print_table(title: str, results: list[Result], baseline: str | None = None) 
     )
     for r in results:
         ratio = f"{r.rate / base.rate:.2f}" if base and base.rate and r.rate else "-"
-        print(
-            f"{r.name:<34} {r.count:>10,} {r.seconds:>8.2f} {r.rate:>11,.0f} {r.peak_mb:>8.1f} {ratio:>7}  {r.note}"
-        )
+        line = f"{r.name:<34} {r.count:>10,} {r.seconds:>8.2f} {r.rate:>11,.0f} {r.peak_mb:>8.1f} {ratio:>7}"
+        print(f"{line}  {r.note}")
     sys.stdout.flush()

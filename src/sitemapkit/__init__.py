@@ -16,8 +16,8 @@ from sitemapkit.errors import (
     StrictModeError,
     UsageError,
 )
-from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 from sitemapkit.generator import generate
+from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 from sitemapkit.urls import Scope, normalize_url
 from sitemapkit.writer import PublishResult, SitemapFile, SitemapWriter
 
