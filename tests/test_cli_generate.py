@@ -117,3 +117,41 @@ def test_no_progress_output_when_piped(tmp_path: Path) -> None:
 def test_help_has_an_example() -> None:
     result = CliRunner().invoke(main, ["generate", "--help"])
     assert result.exit_code == 0 and "Example:" in result.output and "--base-url" in result.output
+
+
+def test_progress_shows_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    src = tmp_path / "u.txt"
+    src.write_text("".join(f"{BASE}{i}\n" for i in range(25_000)))
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sitemapkit",
+            "generate",
+            str(src),
+            "--base-url",
+            BASE,
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        stdin=subprocess.DEVNULL,
+    )
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        output += chunk
+    assert proc.wait(timeout=120) == 0
+    os.close(leader)
+    assert b"URLs read" in output

@@ -5,6 +5,8 @@ The public API is what this module exports; everything else is internal.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sitemapkit.dates import format_w3c, parse_w3c
 from sitemapkit.diagnostics import CODES, Diagnostic, DiagnosticLog, Severity
 from sitemapkit.errors import (
@@ -21,9 +23,38 @@ from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 from sitemapkit.urls import Scope, normalize_url
 from sitemapkit.writer import PublishResult, SitemapFile, SitemapWriter
 
+if TYPE_CHECKING:
+    from sitemapkit.parser import SitemapParser, parse_bytes, parse_file
+    from sitemapkit.reader import AsyncReader, Reader, SitemapNode, aread, read
+
+# The reader pulls in httpx; load it on first use so `import sitemapkit` stays quick for writers.
+_LAZY = {
+    "AsyncReader": "sitemapkit.reader",
+    "Reader": "sitemapkit.reader",
+    "SitemapNode": "sitemapkit.reader",
+    "aread": "sitemapkit.reader",
+    "read": "sitemapkit.reader",
+    "SitemapParser": "sitemapkit.parser",
+    "parse_bytes": "sitemapkit.parser",
+    "parse_file": "sitemapkit.parser",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sitemapkit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "CODES",
     "Alternate",
+    "AsyncReader",
     "Diagnostic",
     "DiagnosticLog",
     "Image",
@@ -34,17 +65,24 @@ __all__ = [
     "News",
     "PublishError",
     "PublishResult",
+    "Reader",
     "Scope",
     "Severity",
     "SitemapFile",
+    "SitemapNode",
+    "SitemapParser",
     "SitemapWriter",
     "SitemapkitError",
     "StrictModeError",
     "UrlEntry",
     "UsageError",
     "Video",
+    "aread",
     "format_w3c",
     "generate",
     "normalize_url",
+    "parse_bytes",
+    "parse_file",
     "parse_w3c",
+    "read",
 ]

@@ -90,6 +90,8 @@ CODES: dict[str, CodeInfo] = dict(
         ),
         _c("hreflang-missing-self", W, "A page's alternates do not list the page itself."),
         _c("hreflang-not-reciprocal", W, "An alternate does not link back."),
+        # document structure (parser)
+        _c("tag-order", W, "The children of <url> are not in the order loc, lastmod, changefreq, priority."),
         # input files (generator)
         _c("bad-line", E, "An input line could not be understood."),
     ]

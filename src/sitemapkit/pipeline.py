@@ -10,7 +10,7 @@ from xxhash import xxh3_64_intdigest
 from sitemapkit.dates import is_naive, to_aware
 from sitemapkit.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.errors import InvalidUrlError
-from sitemapkit.model import UrlEntry
+from sitemapkit.model import Alternate, Image, UrlEntry, Video
 from sitemapkit.urls import Scope, normalize_url
 
 
@@ -80,14 +80,13 @@ class Pipeline:
                 )
             )
             return None
-        if self.deduper is not None and not self.deduper.add(loc):
-            self.duplicates += 1
-            self.log.add(
-                Diagnostic.make(
-                    "duplicate-url", "listed before; written once", source=source, line=line, url=loc
-                )
-            )
+        if not self.admit(loc, source, line):
             return None
+        if entry.images or entry.videos or entry.alternates:
+            entry = self._extension_urls(entry, source, line, loc)
+            stripped = self._without_deprecated(entry, source, line, loc)
+            if stripped is not None:
+                entry = stripped
         changes: dict[str, object] = {}
         if loc != entry.loc:
             changes["loc"] = loc
@@ -105,6 +104,95 @@ class Pipeline:
                 ),
             )
         return dataclasses.replace(entry, **changes) if changes else entry  # type: ignore[arg-type]
+
+    def _url_or_none(
+        self, url: str, what: str, source: str | None, line: int | None, page: str
+    ) -> str | None:
+        try:
+            return normalize_url(url, self.scope.folder)
+        except InvalidUrlError as exc:
+            self.log.add(
+                Diagnostic.make(
+                    exc.code, f"{what}: {exc.reason}; it is left out", source=source, line=line, url=page
+                )
+            )
+            return None
+
+    def _extension_urls(self, entry: UrlEntry, source: str | None, line: int | None, loc: str) -> UrlEntry:
+        """The entry with every image, video and alternate URL normalised; one with an invalid URL is left out
+        (with a diagnostic). Images and alternates may live on other hosts, so no scope applies to them."""
+        images: list[Image] = []
+        for image in entry.images:
+            url = self._url_or_none(image.loc, "<image:loc>", source, line, loc)
+            if url is not None:
+                images.append(image if url == image.loc else dataclasses.replace(image, loc=url))
+        videos: list[Video] = []
+        for video in entry.videos:
+            changes: dict[str, str | None] = {}
+            ok = True
+            for name in ("thumbnail_loc", "content_loc", "player_loc", "uploader_info", "gallery_loc"):
+                value = getattr(video, name)
+                if value is None:
+                    continue
+                url = self._url_or_none(value, f"<video:{name}> of a video", source, line, loc)
+                if url is None:
+                    ok = False
+                    break
+                if url != value:
+                    changes[name] = url
+            if ok:
+                videos.append(dataclasses.replace(video, **changes) if changes else video)  # type: ignore[arg-type]
+        alternates: list[Alternate] = []
+        for alt in entry.alternates:
+            url = self._url_or_none(alt.href, f"<xhtml:link hreflang={alt.hreflang!r}>", source, line, loc)
+            if url is not None:
+                alternates.append(alt if url == alt.href else Alternate(alt.hreflang, url))
+        return dataclasses.replace(
+            entry, images=tuple(images), videos=tuple(videos), alternates=tuple(alternates)
+        )
+
+    def _without_deprecated(
+        self, entry: UrlEntry, source: str | None, line: int | None, loc: str
+    ) -> UrlEntry | None:
+        """The entry without the image and video tags Google deprecated in 2022 (each kind reported once),
+        or None when it has none: a sitemap that uses them draws a warning from every validator."""
+        dropped: list[str] = []
+        images = entry.images
+        if any(i.caption or i.title or i.geo_location or i.license for i in images):
+            for tag, present in (
+                ("image:caption", any(i.caption for i in images)),
+                ("image:title", any(i.title for i in images)),
+                ("image:geo_location", any(i.geo_location for i in images)),
+                ("image:license", any(i.license for i in images)),
+            ):
+                if present:
+                    dropped.append(tag)
+            images = tuple(Image(i.loc) for i in images)
+        videos = entry.videos
+        if any(v.category or v.gallery_loc for v in videos):
+            dropped += [
+                t
+                for t, p in (
+                    ("video:category", any(v.category for v in videos)),
+                    ("video:gallery_loc", any(v.gallery_loc for v in videos)),
+                )
+                if p
+            ]
+            videos = tuple(dataclasses.replace(v, category=None, gallery_loc=None) for v in videos)
+        if not dropped:
+            return None
+        for tag in dropped:
+            self.log.once(
+                f"deprecated:{tag}",
+                Diagnostic.make(
+                    "deprecated-tag",
+                    f"<{tag}> is deprecated by Google (2022) and is not written (reported once per run)",
+                    source=source,
+                    line=line,
+                    url=loc,
+                ),
+            )
+        return dataclasses.replace(entry, images=images, videos=videos)
 
     def admit(self, loc: str, source: str | None, line: int | None) -> bool:
         """Count a normalised, in-scope URL as accepted unless it is a duplicate (then say so)."""

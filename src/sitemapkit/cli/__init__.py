@@ -10,6 +10,7 @@ import click
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
     "generate": "sitemapkit.cli.generate:generate",
+    "parse": "sitemapkit.cli.parse:parse",
 }
 
 

@@ -1,0 +1,221 @@
+"""Benchmark: read a 1,000,000-URL sitemap tree over HTTP (an index of 20 gzipped sitemaps of 50,000 URLs).
+
+    python bench/bench_parse_tree.py [--children 20] [--urls 50000] [--skip-peers]
+
+The tree is built once in bench/.work/parse_tree/ and served by `python -m http.server` on 127.0.0.1 in a
+separate process. Each contender runs in a fresh Python process (bench/common.py), so its peak RSS is its own:
+
+- sitemapkit.read(index_url), counting entries (and on a quarter of the tree, to show RSS does not grow);
+- sitemapkit's parser alone on the same bodies, fetched sequentially (the walk's cost is the difference);
+- a floor: httpx download + gzip + lxml iterparse of <loc> only, sequential, no checks at all;
+- ultimate-sitemap-parser, advertools and scrapy's Sitemap when importable (`pip install -e '.[bench]'`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import WORK, Result, print_table, run_python
+
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+
+def build_tree(folder: Path, children: int, urls: int) -> None:
+    """Write sitemap_index.xml (all children), sitemap_quarter.xml (a quarter of them), the gzipped
+    children and a robots.txt naming the index. Skipped when already built with the same shape."""
+    marker = folder / f".built-{children}x{urls}"
+    if marker.exists():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    base = "http://www.example.com"
+    day = dt.date(2024, 1, 1)
+    names = []
+    for c in range(1, children + 1):
+        name = f"sitemap-{c:02d}.xml.gz"
+        names.append(name)
+        parts = [f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n']
+        for i in range(urls):
+            n = (c - 1) * urls + i
+            lastmod = (day + dt.timedelta(days=n % 365)).isoformat()
+            parts.append(
+                f"<url><loc>{base}/products/item-{n}.html?ref=sitemap&amp;v=2</loc>"
+                f"<lastmod>{lastmod}</lastmod><changefreq>weekly</changefreq><priority>0.6</priority></url>\n"
+            )
+        parts.append("</urlset>\n")
+        (folder / name).write_bytes(gzip.compress("".join(parts).encode(), 6))
+
+    def index(listed: list[str]) -> str:
+        entries = "".join(
+            f"<sitemap><loc>{{base}}/{n}</loc><lastmod>2024-05-01</lastmod></sitemap>\n" for n in listed
+        )
+        return (
+            f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{NS}">\n{entries}</sitemapindex>\n'
+        )
+
+    (folder / "sitemap_index.xml.in").write_text(index(names))
+    (folder / "sitemap_quarter.xml.in").write_text(index(names[: max(1, children // 4)]))
+    marker.touch()
+
+
+def serve(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `python -m http.server` on a free port; write the index files with its address."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    for template in folder.glob("*.xml.in"):
+        (folder / template.name[: -len(".in")]).write_text(template.read_text().replace("{base}", base))
+    (folder / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {base}/sitemap_index.xml\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc, base
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("the local HTTP server did not start")
+
+
+SITEMAPKIT = """
+from sitemapkit.reader import read
+result = sum(1 for _ in read({index!r}))
+"""
+
+PARSER_ONLY = """
+import httpx
+from sitemapkit.parser import parse_bytes
+result = 0
+with httpx.Client() as client:
+    children = [e.loc for e in parse_bytes(client.get({index!r}).content)]
+    for url in children:
+        for _ in parse_bytes(client.get(url).content, url):
+            result += 1
+"""
+
+FLOOR = """
+import gzip, io, httpx
+from lxml import etree
+NS = "{{http://www.sitemaps.org/schemas/sitemap/0.9}}"
+def locs(data, tag):
+    for _, el in etree.iterparse(io.BytesIO(data), tag=NS + tag):
+        yield el.findtext(NS + "loc")
+        el.clear()
+        while el.getprevious() is not None:
+            del el.getparent()[0]
+result = 0
+with httpx.Client() as client:
+    children = list(locs(client.get({index!r}).content, "sitemap"))
+    for url in children:
+        body = client.get(url).content
+        if body[:2] == b"\\x1f\\x8b":
+            body = gzip.decompress(body)
+        for _ in locs(body, "url"):
+            result += 1
+"""
+
+USP = """
+import logging
+logging.disable(logging.CRITICAL)
+from usp.tree import sitemap_tree_for_homepage
+tree = sitemap_tree_for_homepage({base!r} + "/", use_robots=True, use_known_paths=False)
+result = sum(1 for _ in tree.all_pages())
+"""
+
+ADVERTOOLS = """
+import logging
+logging.disable(logging.CRITICAL)
+import advertools as adv
+result = len(adv.sitemap_to_df({index!r}))
+"""
+
+SCRAPY = """
+import gzip, httpx
+from scrapy.utils.sitemap import Sitemap
+result = 0
+with httpx.Client() as client:
+    index = Sitemap(client.get({index!r}).content)
+    for child in index:
+        body = client.get(child["loc"]).content
+        if body[:2] == b"\\x1f\\x8b":
+            body = gzip.decompress(body)
+        for _ in Sitemap(body):
+            result += 1
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--children", type=int, default=20)
+    ap.add_argument("--urls", type=int, default=50_000)
+    ap.add_argument("--skip-peers", action="store_true", help="Only sitemapkit and the floor.")
+    args = ap.parse_args()
+
+    folder = WORK / "parse_tree"
+    t0 = time.perf_counter()
+    build_tree(folder, args.children, args.urls)
+    print(
+        f"tree: {args.children} x {args.urls:,} URLs in {folder} ({time.perf_counter() - t0:.1f} s to build)"
+    )
+    proc, base = serve(folder)
+    index, quarter = f"{base}/sitemap_index.xml", f"{base}/sitemap_quarter.xml"
+    total = args.children * args.urls
+    try:
+        results: list[Result] = [
+            run_python("floor (httpx+gzip+lxml, loc only)", FLOOR.format(index=index)),
+            run_python("sitemapkit.read", SITEMAPKIT.format(index=index)),
+            run_python(
+                "sitemapkit parser only, sequential",
+                PARSER_ONLY.format(index=index),
+                note="bodies via httpx, no walk: what the parser costs",
+            ),
+            run_python(
+                "sitemapkit.read (quarter tree)",
+                SITEMAPKIT.format(index=quarter),
+                note="peak RSS should match the full tree's",
+            ),
+        ]
+        peers = [
+            ("usp", "ultimate-sitemap-parser", USP.format(base=base)),
+            ("advertools", "advertools.sitemap_to_df", ADVERTOOLS.format(index=index)),
+            ("scrapy", "scrapy Sitemap (bodies via httpx)", SCRAPY.format(index=index)),
+        ]
+        for module, name, code in [] if args.skip_peers else peers:
+            if importlib.util.find_spec(module) is None:
+                results.append(Result(name, 0, 0.0, 0.0, "not installed (pip install -e '.[bench]')"))
+                continue
+            results.append(run_python(name, code))
+    finally:
+        proc.terminate()
+        proc.wait()
+    for r in results:
+        if r.count and r.count != total and "quarter" not in r.name:
+            r.note = (r.note + f" (expected {total:,})").strip()
+    print_table(
+        f"read a {total:,}-URL tree over HTTP ({args.children} gzipped sitemaps)", results, "sitemapkit.read"
+    )
+    ours = next(r for r in results if r.name == "sitemapkit.read")
+    for r in results:
+        if r is not ours and r.rate and ours.rate and not r.name.startswith("sitemapkit"):
+            print(f"sitemapkit.read is {ours.rate / r.rate:.2f}x {r.name}")
+
+
+if __name__ == "__main__":
+    main()

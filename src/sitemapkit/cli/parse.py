@@ -1,0 +1,277 @@
+"""`sitemapkit parse`: read any site's sitemaps and print their URLs (JSONL or CSV) or their tree."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, NoReturn
+
+import click
+
+from sitemapkit.cli._output import DiagnosticPrinter
+from sitemapkit.dates import format_w3c
+from sitemapkit.errors import InputError, UsageError
+from sitemapkit.export import write_csv, write_jsonl
+from sitemapkit.model import UrlEntry
+from sitemapkit.reader import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_DEPTH,
+    Reader,
+    SitemapNode,
+    read,
+)
+
+TREE_COLUMNS = (
+    "depth",
+    "url",
+    "kind",
+    "status",
+    "url_count",
+    "bytes",
+    "lastmod",
+    "children",
+    "error",
+    "final_url",
+    "compressed",
+    "uncompressed_bytes",
+    "truncated",
+)
+
+
+@click.command()
+@click.argument("source")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv"]),
+    default=None,
+    help="Output format: jsonl (default) or csv. With --sitemaps the default is a text tree.",
+)
+@click.option("--sitemaps", "show_tree", is_flag=True, help="Print the sitemap tree instead of the URLs.")
+@click.option(
+    "--max-depth",
+    default=DEFAULT_MAX_DEPTH,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Index levels followed below the first sitemap.",
+)
+@click.option(
+    "--concurrency",
+    default=DEFAULT_CONCURRENCY,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Simultaneous downloads per host.",
+)
+@click.option("--user-agent", metavar="UA", default=None, help="User-Agent header to send.")
+@click.option(
+    "--max-download",
+    metavar="BYTES",
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Most bytes downloaded per sitemap; the rest is skipped with a diagnostic.",
+)
+@click.option(
+    "--timeout",
+    metavar="S",
+    default=None,
+    type=click.FloatRange(0, min_open=True),
+    help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
+)
+@click.option(
+    "-o",
+    "--output",
+    metavar="FILE",
+    default="-",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write to FILE instead of standard output.",
+)
+@click.option(
+    "--max-diagnostics",
+    default=100,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Print at most this many diagnostics on stderr (all are counted).",
+)
+def parse(
+    source: str,
+    fmt: str | None,
+    show_tree: bool,
+    max_depth: int,
+    concurrency: int,
+    user_agent: str | None,
+    max_download: int,
+    timeout: float | None,
+    output: str,
+    max_diagnostics: int,
+) -> None:
+    """Read the sitemaps of SOURCE and print every URL entry, one per line.
+
+    SOURCE is a sitemap file ('-' for standard input), a sitemap URL, or a site
+    (https://example.com/): its sitemaps are found through robots.txt, or else
+    well-known paths. Indexes are followed; gzip, text lists, RSS and Atom are read.
+    Problems go to stderr, each naming its file or URL.
+
+    Exit status: 0 when the walk completed (even with problems), 1 when nothing
+    could be read from SOURCE, 2 for bad options.
+
+    \b
+    Examples:
+      sitemapkit parse https://example.com/ > urls.jsonl
+      sitemapkit parse https://example.com/sitemap_index.xml --format csv -o urls.csv
+      sitemapkit parse https://example.com/ --sitemaps
+    """
+    printer = DiagnosticPrinter(limit=max_diagnostics)
+    try:
+        reader = read(
+            source,
+            max_depth=max_depth,
+            concurrency=concurrency,
+            max_download=max_download,
+            timeout=timeout,
+            user_agent=user_agent,
+            on_diagnostic=printer,
+        )
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    except InputError as exc:
+        _fail(str(exc))
+    try:
+        with _open_output(output) as out, _progress(reader) as tick:
+            if show_tree:
+                for _ in _counted(reader, tick):
+                    pass
+                _write_tree(reader.tree, fmt, out)
+            elif fmt == "csv":
+                write_csv(_counted(reader, tick), out)
+            else:
+                write_jsonl(_counted(reader, tick), out)
+    except KeyboardInterrupt:
+        reader.close()
+        _fail("interrupted", status=130)
+    except BrokenPipeError:
+        # The consumer (`| head`) has what it wanted; stop quietly.
+        reader.close()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+    except OSError as exc:
+        reader.close()
+        _fail(f"{output}: cannot write ({exc.strerror or exc})")
+    printer.finish()
+    _summary(reader)
+    if not reader.any_read:
+        _fail(f"nothing could be read from {source}")
+
+
+def _fail(message: str, status: int = 1) -> NoReturn:
+    click.secho(f"sitemapkit parse: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
+    sys.exit(status)
+
+
+def _summary(reader: Reader) -> None:
+    log = reader.diagnostics
+    if not log:
+        return
+    read_ok = sum(1 for node in reader.sitemaps if node.read_ok)
+    problems = f"{log.errors:,} errors, {log.warnings:,} warnings"
+    click.echo(f"{reader.count:,} URLs from {read_ok:,} sitemap(s); {problems}", err=True)
+
+
+@contextmanager
+def _open_output(path: str) -> Iterator[IO[str]]:
+    if path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        yield f
+
+
+def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterator[UrlEntry]:
+    if tick is None:
+        yield from reader
+        return
+    for n, entry in enumerate(reader, 1):
+        if n % 1000 == 0:
+            tick()
+        yield entry
+    tick()
+
+
+@contextmanager
+def _progress(reader: Reader) -> Iterator[Callable[[], None] | None]:
+    """A live line on stderr (URLs so far, sitemap being read) when stderr is a terminal; else nothing."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.completed:,} URLs"),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def tick() -> None:
+            current = reader.current
+            bar.update(task, completed=reader.count, description=current.url if current else "")
+
+        yield tick
+
+
+def _levels(root: SitemapNode | None) -> Iterator[tuple[int, SitemapNode]]:
+    stack = [(0, root)] if root is not None else []
+    while stack:
+        level, node = stack.pop()
+        yield level, node
+        stack.extend((level + 1, child) for child in reversed(node.children))
+
+
+def _write_tree(root: SitemapNode | None, fmt: str | None, out: IO[str]) -> None:
+    levels = list(_levels(root))
+    nodes = [node for _, node in levels]
+    if fmt == "jsonl":
+        for node in nodes:
+            out.write(json.dumps(node.to_dict(), ensure_ascii=False) + "\n")
+    elif fmt == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(TREE_COLUMNS)
+        for node in nodes:
+            d = node.to_dict()
+            writer.writerow(["" if d[c] is None else d[c] for c in TREE_COLUMNS])
+    else:
+        for level, node in levels:
+            out.write("  " * level + _tree_line(node) + "\n")
+
+
+def _tree_line(node: SitemapNode) -> str:
+    """`url  kind  status  N URLs  B bytes  lastmod ...`"""
+    parts = [
+        node.url,
+        node.kind or "-",
+        str(node.status) if node.status is not None else "-",
+        f"{node.url_count:,} URLs",
+        f"{node.bytes:,} bytes",
+    ]
+    if node.kind in ("sitemapindex", "robots", "site"):
+        parts[3] = f"{len(node.children):,} sitemaps"
+    if node.lastmod is not None:
+        parts.append(f"lastmod {format_w3c(node.lastmod)}")
+    if node.final_url:
+        parts.append(f"-> {node.final_url}")
+    if node.truncated:
+        parts.append("truncated")
+    if node.error:
+        parts.append(f"error: {node.error}")
+    return "  ".join(parts)

@@ -1,0 +1,345 @@
+"""The HTTP stack against a real local server: decoding once, caps, redirects, retries, timeouts, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from sitemapkit.fetch import (
+    ContentDecodingError,
+    DownloadTooLargeError,
+    Fetcher,
+    FetchError,
+    FetchOptions,
+    FetchResponse,
+    fetch,
+)
+from tests.localserver import LocalServer
+
+
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[LocalServer]:
+    s = LocalServer().start()
+    # A client that stops reading early (a download cap) makes the handler thread fail; its traceback
+    # would land in whatever captures stderr at that moment (the next CLI test), so keep it quiet.
+    s.httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def server(module_server: LocalServer) -> LocalServer:
+    """One real server per module (stopping one takes half a second), emptied for each test."""
+    module_server.routes.clear()
+    module_server.requests.clear()
+    return module_server
+
+
+XML = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
+
+
+class Sleeps:
+    """An injected `sleep` that records the delays asked for and returns at once."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def opts(sleeps: Sleeps | None = None, **kw: object) -> FetchOptions:
+    base: dict[str, object] = {"sleep": sleeps or Sleeps(), "jitter": lambda: 0.0}
+    base.update(kw)
+    return FetchOptions(**base)  # type: ignore[arg-type]
+
+
+def get(
+    url: str, options: FetchOptions | None = None, limit: int | None = None
+) -> tuple[FetchResponse, bytes]:
+    async def run() -> tuple[FetchResponse, bytes]:
+        async with Fetcher(options or opts()) as f, f.stream(url) as response:
+            body, _ = await response.read(limit)
+            return response, body
+
+    return asyncio.run(run())
+
+
+def sequence(
+    *answers: tuple[int, dict[str, str], bytes],
+) -> Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]]:
+    """A handler giving each answer in turn, then repeating the last."""
+    calls = {"n": 0}
+
+    def handler(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        i = min(calls["n"], len(answers) - 1)
+        calls["n"] += 1
+        return answers[i]
+
+    return handler
+
+
+# -- bodies and Content-Encoding --------------------------------------------------------------
+
+
+def test_plain_body_and_default_user_agent(server: LocalServer) -> None:
+    url = server.route("/s.xml", XML)
+    response, body = get(url)
+    assert (response.status, body, response.final_url) == (200, XML, url)
+    assert server.requests[0].headers["User-Agent"].startswith("sitemapkit/")
+    assert server.requests[0].headers["Accept-Encoding"] == "gzip, deflate"
+
+
+def test_custom_user_agent_is_sent(server: LocalServer) -> None:
+    url = server.route("/s.xml", XML)
+    get(url, opts(user_agent="MyBot/1.0"))
+    assert server.requests[0].headers["User-Agent"] == "MyBot/1.0"
+
+
+def test_content_encoding_gzip_on_plain_xml_is_decoded_once(server: LocalServer) -> None:
+    url = server.route("/s.xml", gzip.compress(XML), headers={"Content-Encoding": "gzip"})
+    response, body = get(url)
+    assert body == XML
+    assert response.raw_bytes == len(gzip.compress(XML))
+
+
+def test_gz_file_served_with_content_encoding_gzip_stays_gzip_content(server: LocalServer) -> None:
+    file_bytes = gzip.compress(XML)  # sitemap.xml.gz on disk
+    url = server.route("/s.xml.gz", gzip.compress(file_bytes), headers={"Content-Encoding": "gzip"})
+    _, body = get(url)
+    assert body == file_bytes  # one layer undone; the parser recognises the rest by its magic bytes
+
+
+def test_gzip_without_header_is_passed_through_untouched(server: LocalServer) -> None:
+    url = server.route("/s.xml", gzip.compress(XML), content_type="application/octet-stream")
+    _, body = get(url)
+    assert body[:2] == b"\x1f\x8b" and gzip.decompress(body) == XML
+
+
+def test_content_encoding_gzip_label_on_plain_body_passes_through(server: LocalServer) -> None:
+    url = server.route("/s.xml", XML, headers={"Content-Encoding": "gzip"})
+    _, body = get(url)
+    assert body == XML
+
+
+@pytest.mark.parametrize("wbits", [zlib.MAX_WBITS, -zlib.MAX_WBITS], ids=["zlib", "raw"])
+def test_content_encoding_deflate_both_forms(server: LocalServer, wbits: int) -> None:
+    c = zlib.compressobj(wbits=wbits)
+    url = server.route("/s.xml", c.compress(XML) + c.flush(), headers={"Content-Encoding": "deflate"})
+    assert get(url)[1] == XML
+
+
+def test_concatenated_gzip_members_are_one_body(server: LocalServer) -> None:
+    url = server.route(
+        "/s.xml", gzip.compress(b"abc") + gzip.compress(b"def"), headers={"Content-Encoding": "gzip"}
+    )
+    assert get(url)[1] == b"abcdef"
+
+
+def test_corrupt_content_encoding_is_a_decoding_error(server: LocalServer) -> None:
+    url = server.route("/s.xml", b"\x1f\x8b\x08\x00garbage-garbage", headers={"Content-Encoding": "gzip"})
+    with pytest.raises(ContentDecodingError, match="corrupt gzip"):
+        get(url)
+
+
+def test_truncated_content_encoding_is_a_decoding_error(server: LocalServer) -> None:
+    data = gzip.compress(XML * 50)
+    url = server.route("/s.xml", data[: len(data) // 2], headers={"Content-Encoding": "gzip"})
+    with pytest.raises(ContentDecodingError, match="ends early"):
+        get(url)
+
+
+def test_content_encoding_bomb_stops_at_the_decoded_cap(server: LocalServer) -> None:
+    url = server.route("/s.xml", gzip.compress(b"\0" * 5_000_000), headers={"Content-Encoding": "gzip"})
+    with pytest.raises(ContentDecodingError, match="more than 100,000 bytes"):
+        get(url, opts(max_decoded=100_000))
+
+
+def test_unsupported_content_encoding_is_refused(server: LocalServer) -> None:
+    url = server.route("/s.xml", b"xx", headers={"Content-Encoding": "br"})
+    with pytest.raises(ContentDecodingError, match="unsupported Content-Encoding 'br'"):
+        get(url)
+
+
+def test_download_cap_stops_reading_after_exactly_the_cap(server: LocalServer) -> None:
+    url = server.route("/big.xml", b"x" * 500_000)
+    got: list[bytes] = []
+
+    async def run() -> FetchResponse:
+        async with Fetcher(opts(max_download=200_000)) as f, f.stream(url) as response:
+            with pytest.raises(DownloadTooLargeError, match="download cap of 200,000 bytes"):
+                async for piece in response.aiter_bytes():
+                    got.append(piece)
+            return response
+
+    response = asyncio.run(run())
+    assert len(b"".join(got)) == 200_000 == response.raw_bytes
+
+
+def test_read_with_limit_truncates_without_error(server: LocalServer) -> None:
+    url = server.route("/robots.txt", b"a" * 10_000, content_type="text/plain")
+
+    async def run() -> tuple[bytes, bool]:
+        async with Fetcher(opts()) as f:
+            result = await f.get(url, limit=1000)
+            return result.body, result.truncated
+
+    assert asyncio.run(run()) == (b"a" * 1000, True)
+
+
+# -- redirects ----------------------------------------------------------------------------------
+
+
+def test_redirect_hops_are_recorded_in_order(server: LocalServer) -> None:
+    server.redirect("/a", "/b", 301)
+    server.redirect("/b", server.url("/c"), 302)
+    final = server.route("/c", XML)
+    response, body = get(server.url("/a"))
+    assert body == XML and response.final_url == final
+    assert [(h.url, h.status) for h in response.redirects] == [
+        (server.url("/a"), 301),
+        (server.url("/b"), 302),
+    ]
+
+
+def test_redirect_loop_is_an_error(server: LocalServer) -> None:
+    server.redirect("/a", "/b")
+    server.redirect("/b", "/a")
+    with pytest.raises(FetchError, match="redirect loop"):
+        get(server.url("/a"))
+
+
+def test_too_many_redirects_is_an_error(server: LocalServer) -> None:
+    for i in range(5):
+        server.redirect(f"/r{i}", f"/r{i + 1}")
+    server.route("/r5", XML)
+    with pytest.raises(FetchError, match="more than 3 redirects"):
+        get(server.url("/r0"), opts(max_redirects=3))
+    assert get(server.url("/r0"), opts(max_redirects=5))[1] == XML
+
+
+def test_redirect_to_a_non_http_scheme_is_refused(server: LocalServer) -> None:
+    server.redirect("/a", "ftp://example.com/sitemap.xml")
+    with pytest.raises(FetchError, match="redirected to an unusable URL"):
+        get(server.url("/a"))
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/s.xml", "file:///etc/passwd", "http:///nohost"])
+def test_only_http_and_https_urls_are_fetched(url: str) -> None:
+    with pytest.raises(FetchError):
+        get(url)
+
+
+# -- retries ------------------------------------------------------------------------------------
+
+
+def test_429_with_retry_after_seconds_then_200(server: LocalServer) -> None:
+    url = server.handle("/s.xml", sequence((429, {"Retry-After": "7"}, b""), (200, {}, XML)))
+    sleeps = Sleeps()
+    response, body = get(url, opts(sleeps))
+    assert (response.status, body, response.attempts) == (200, XML, 2)
+    assert sleeps.delays == [7.0]
+
+
+def test_retry_after_http_date_is_honoured_and_capped(server: LocalServer) -> None:
+    now = 1_700_000_000.0
+    url = server.handle(
+        "/s.xml",
+        sequence(
+            (503, {"Retry-After": "Tue, 14 Nov 2023 22:13:40 GMT"}, b""),  # now + 20 s
+            (503, {"Retry-After": "3600"}, b""),
+            (200, {}, XML),
+        ),
+    )
+    sleeps = Sleeps()
+    response, _ = get(url, opts(sleeps, clock=lambda: now, retry_after_max=60.0))
+    assert response.status == 200
+    assert sleeps.delays == [20.0, 60.0]
+
+
+def test_503_then_200_uses_exponential_backoff(server: LocalServer) -> None:
+    url = server.handle("/s.xml", sequence((503, {}, b""), (502, {}, b""), (500, {}, b""), (200, {}, XML)))
+    sleeps = Sleeps()
+    response, _ = get(url, opts(sleeps, backoff_base=1.0, jitter=lambda: 1.0))
+    assert response.status == 200
+    assert sleeps.delays == [1.0, 2.0, 4.0]
+
+
+def test_backoff_is_jittered_in_its_upper_half_and_capped() -> None:
+    o = FetchOptions(backoff_base=1.0, backoff_max=10.0, jitter=lambda: 0.0)
+    assert [o.backoff(n) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+
+
+def test_retries_exhausted_returns_the_last_answer(server: LocalServer) -> None:
+    url = server.handle("/s.xml", sequence((503, {}, b"busy")))
+    sleeps = Sleeps()
+    response, body = get(url, opts(sleeps, retries=2))
+    assert (response.status, body, response.attempts) == (503, b"busy", 3)
+    assert len(sleeps.delays) == 2
+
+
+def test_404_is_not_retried(server: LocalServer) -> None:
+    sleeps = Sleeps()
+    response, _ = get(server.url("/missing.xml"), opts(sleeps))
+    assert response.status == 404 and not sleeps.delays and len(server.requests) == 1
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connection_refused_is_retried_then_reported() -> None:
+    sleeps = Sleeps()
+    url = f"http://127.0.0.1:{_closed_port()}/s.xml"
+    with pytest.raises(FetchError, match=r"connection failed .*3 attempts"):
+        get(url, opts(sleeps, retries=2))
+    assert len(sleeps.delays) == 2
+
+
+def test_read_timeout_is_reported(server: LocalServer) -> None:
+    url = server.route("/slow.xml", XML, delay=1.0)
+    with pytest.raises(FetchError, match="timed out"):
+        get(url, opts(read_timeout=0.2, retries=0))
+
+
+# -- concurrency --------------------------------------------------------------------------------
+
+
+def test_concurrency_per_host_is_bounded(server: LocalServer) -> None:
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def slow(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return 200, {}, XML
+
+    urls = [server.handle(f"/s{i}.xml", slow) for i in range(8)]
+
+    async def run() -> list[int]:
+        async with Fetcher(opts(per_host=2)) as f:
+            results = await asyncio.gather(*(f.get(u) for u in urls))
+            return [r.status for r in results]
+
+    assert asyncio.run(run()) == [200] * 8
+    assert state["peak"] == 2
+
+
+def test_sync_fetch(server: LocalServer) -> None:
+    url = server.route("/s.xml", XML)
+    result = fetch(url, opts())
+    assert result.ok and result.body == XML and result.final_url == url
