@@ -329,3 +329,18 @@ def test_nothing_to_publish_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(PublishError, match="nothing to publish"):
         write(tmp_path, ["https://elsewhere.example.org/"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_index_lastmod_from_a_url_list_takes_the_newest_instant(tmp_path: Path) -> None:
+    from sitemapkit.generator import generate
+
+    src = tmp_path / "urls.txt"
+    src.write_text(
+        f"{BASE}a\t2024-01-01\n{BASE}b\t2024-01-01T10:00:00+00:00\n{BASE}c\t2024-01-01\n"
+        f"{BASE}d\t2023-05-05\n{BASE}e\t2023-05-05T23:59:59+00:00\n{BASE}f\t2023-05-06\n"
+    )
+    result = generate([str(src)], tmp_path / "out", BASE, max_urls=3)
+    assert [f.lastmod for f in result.files] == [
+        dt.datetime(2024, 1, 1, 10, tzinfo=UTC),
+        dt.date(2023, 5, 6),
+    ]

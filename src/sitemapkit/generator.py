@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable
 
 from sitemapkit.diagnostics import DiagnosticHandler
-from sitemapkit.sources.lists import read_records_of
+from sitemapkit.sources.lists import is_url_list, list_batches, read_records
 from sitemapkit.writer import IndexMode, PublishResult, SitemapWriter
 
 
@@ -47,6 +47,20 @@ def generate(
         on_diagnostic=on_diagnostic,
     )
     with writer:
-        writer.add_records(read_records_of(sources, writer.log), on_progress)
+        read = 0
+        for name in sources:
+            if is_url_list(name):
+                with list_batches(name, writer.log) as (batches, parse_line):
+                    for first, lines, clean in batches:
+                        writer.add_lines(lines, first, parse_line, clean=clean)
+                        read += len(lines)
+                        if on_progress is not None:
+                            on_progress(read)
+            else:
+                for record in read_records(name, writer.log):
+                    writer.add_record(record)
+                    read += 1
+                    if on_progress is not None and not read % 10_000:
+                        on_progress(read)
     assert writer.result is not None
     return writer.result

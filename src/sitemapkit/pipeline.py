@@ -26,7 +26,12 @@ class Deduper:
         self._seen: set[int] = set()
 
     def add(self, url: str) -> bool:
-        """Record `url`; False if it was already seen."""
+        """Record `url` (a normalised URL); False if it was already seen.
+
+        The key is the hash of the URL as written in XML (`&` and `'` escaped), so that the generator's
+        bulk path, which works on escaped text, shares this set."""
+        if "&" in url or "'" in url:
+            url = url.replace("&", "&amp;").replace("'", "&apos;")
         key = xxh3_64_intdigest(url.encode())
         seen = self._seen
         if key in seen:

@@ -30,11 +30,19 @@ from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.pipeline import Pipeline
-from sitemapkit.records import _CANON_DATE, _CANON_URL, FastLane, TextRecord, entry_from_text
-from sitemapkit.serialize import prefixes_of, render_index_entry, render_url, xml_footer, xml_header
+from sitemapkit.records import _CANON_URL, FastLane, TextRecord, entry_from_text
+from sitemapkit.serialize import (
+    escape_url,
+    prefixes_of,
+    render_index_entry,
+    render_url,
+    xml_footer,
+    xml_header,
+)
 from sitemapkit.urls import Scope
 
 IndexMode = Literal["auto", "always", "never"]
+_CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
 MANIFEST = ".sitemapkit-manifest.json"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _COPY_CHUNK = 1 << 20
@@ -295,74 +303,111 @@ class SitemapWriter:
             part.newest, part.newest_key = lastmod, key
         return True
 
-    def add_records(
-        self, records: Iterable[TextRecord], on_progress: Callable[[int], None] | None = None
-    ) -> int:
-        """Add text records (see `add_record`); returns how many were read. `on_progress` is called
-        with the count every 10,000 records.
+    def add_records(self, records: Iterable[TextRecord]) -> int:
+        """Add text records (see `add_record`); returns how many were accepted."""
+        return sum(1 for record in records if self.add_record(record))
 
-        This is the hot loop of `generate`: a record whose URL and fields are already canonical, and
-        that fits the current file, is written inline; everything else goes through `add_record`.
-        The output is the same either way (a property test holds the two paths to it).
+    def add_lines(
+        self,
+        lines: list[str],
+        first_line: int,
+        parse_line: Callable[[str, int], TextRecord | None],
+        *,
+        clean: bool = False,
+    ) -> None:
+        """Add a batch of URL-list lines (`first_line` is the number of `lines[0]`).
+
+        This is the hot loop of `generate`. A line in canonical form, `URL` or `URL<TAB>LASTMOD` with a
+        normalised in-scope URL and a lastmod as the writer writes it, is written inline when it fits the
+        current file; any other line is parsed by `parse_line` and goes through `add_record`. The output
+        is the same either way (a property test holds the two paths to it). `clean` says every character
+        of the batch is a canonical URL character, TAB or newline, which spares the per-line URL check.
         """
         if self._closed:
             raise UsageError("the writer is closed")
-        folder = self.scope.folder
+        folder = escape_url(self.scope.folder)
         canon_url = _CANON_URL.fullmatch
-        canon_date = _CANON_DATE.fullmatch
-        valid_days = self._valid_days
+        canon_time = _CANON_UTC_TIME.fullmatch
+        valid_days = self._valid_days  # canonical dates (YYYY-MM-DD) known to be valid
         deduper = self.pipeline.deduper
-        seen = deduper._seen if deduper is not None else None
-        max_urls, max_bytes = self.max_urls, self.max_bytes
-        count = 0
-        for record in records:
-            count += 1
-            if on_progress is not None and not count % 10_000:
-                on_progress(count)
-            loc, lastmod, changefreq, priority = record[0], record[1], record[2], record[3]
+        seen = deduper._seen if deduper is not None else set()
+        # Escape the whole batch at once (in C): the inline path works on escaped text, and the
+        # deduper hashes escaped URLs on every path, so both paths agree.
+        text = "\n".join(lines)
+        escaped = lines
+        if "&" in text or "'" in text:
+            escaped = text.replace("&", "&amp;").replace("'", "&apos;").split("\n")
+        # The inline path keeps the current file's counters in locals and its output in `pending`
+        # (canonical text is ASCII, so a string's length is its size in bytes); `sync` hands them back
+        # to the part before the general path runs. Canonical lastmods are dates (10 characters) or UTC
+        # date-times (25): within each kind, string order is time order.
+        part: _Part | None = None
+        pending: list[str] = []
+        urls = size = limit_urls = limit_size = accepted = 0
+        newest_date = newest_time = ""
+
+        def sync() -> None:
+            nonlocal part, accepted, newest_date, newest_time
+            if part is not None:
+                part.handle.write("".join(pending).encode())
+                part.urls, part.body = urls, size - part.header
+                pending.clear()
+                for value, key in ((newest_date, newest_date + "T00:00:00"), (newest_time, newest_time[:19])):
+                    if value and key > part.newest_key:
+                        part.newest, part.newest_key = value, key
+                part = None
+            newest_date = newest_time = ""
+            self.pipeline.accepted += accepted
+            accepted = 0
+
+        def general(index: int) -> None:
+            nonlocal part, urls, size, limit_urls, limit_size
+            sync()
+            record = parse_line(lines[index], first_line + index)
+            if record is not None:
+                self.add_record(record)
             part = self._part
+            if part is not None and deduper is not None:
+                urls, size = part.urls, part.header + part.body
+                limit_urls, limit_size = self.max_urls, self.max_bytes - _FOOTER
+            else:
+                part = None
+
+        for index, line in enumerate(escaped):
+            loc, tab, lastmod = line.partition("\t")
             if (
                 part is None
-                or changefreq is not None
-                or priority is not None
-                or seen is None
                 or not loc.startswith(folder)
                 or len(loc) >= MAX_URL_LENGTH
-                or canon_url(loc) is None
+                or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
             ):
-                self.add_record(record)
+                general(index)
                 continue
-            if lastmod is None:
-                xml = "<url><loc>" + loc.replace("&", "&amp;").replace("'", "&apos;") + "</loc></url>\n"
-            elif canon_date(lastmod) is not None and lastmod[:10] in valid_days:
-                xml = (
-                    "<url><loc>"
-                    + loc.replace("&", "&amp;").replace("'", "&apos;")
-                    + "</loc><lastmod>"
-                    + lastmod
-                    + "</lastmod></url>\n"
-                )
+            if not tab:
+                xml = f"<url><loc>{loc}</loc></url>\n"
+            elif (lastmod in valid_days) or (
+                len(lastmod) == 25 and lastmod[:10] in valid_days and canon_time(lastmod, 10) is not None
+            ):
+                xml = f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod></url>\n"
             else:
-                self.add_record(record)
-                continue
-            data = xml.encode()
-            if part.urls >= max_urls or part.header + part.body + len(data) + _FOOTER > max_bytes:
-                self.add_record(record)
+                general(index)
                 continue
             key = xxh3_64_intdigest(loc.encode())
-            if key in seen:
-                self.add_record(record)  # reports the duplicate
+            if urls >= limit_urls or size + len(xml) > limit_size or key in seen:
+                general(index)  # rolls over, or reports the duplicate
                 continue
             seen.add(key)
-            self.pipeline.accepted += 1
-            part.handle.write(data)
-            part.body += len(data)
-            part.urls += 1
-            if lastmod is not None:
-                k = lastmod[:19] if len(lastmod) > 10 else lastmod + "T00:00:00"
-                if k > part.newest_key:
-                    part.newest, part.newest_key = lastmod, k
-        return count
+            accepted += 1
+            if tab:
+                if len(lastmod) == 10:
+                    if lastmod > newest_date:
+                        newest_date = lastmod
+                elif lastmod > newest_time:
+                    newest_time = lastmod
+            pending.append(xml)
+            urls += 1
+            size += len(xml)
+        sync()
 
     def add_many(self, entries: Iterable[UrlEntry]) -> int:
         """Add entries; returns how many were accepted."""

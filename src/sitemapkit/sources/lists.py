@@ -17,7 +17,8 @@ import gzip
 import itertools
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -64,9 +65,14 @@ class _Reporter:
         self.report(Diagnostic.make("bad-line", message, source=self.source, line=line))
 
 
-def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[str]]]:
+# Bytes of a URL list in canonical form: RFC 3986 characters other than % and #, TAB and LF.
+_CANONICAL_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?\t\n"
+
+
+def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[str], bool]]:
     """Lines in batches, decoded a megabyte at a time: (number of the batch's first line, lines without
-    line endings). A BOM is removed; a line that is not UTF-8 is reported and skipped."""
+    line endings, whether every byte of the batch is a canonical URL character, TAB or LF).
+    A BOM is removed; a line that is not UTF-8 is reported and skipped."""
     number = 1
     carry = b""
     first = True
@@ -104,7 +110,7 @@ def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[s
                     lines.append("")
         if lines and not lines[-1] and data.endswith(b"\n"):
             lines.pop()
-        yield number, lines
+        yield number, lines, not data.translate(None, _CANONICAL_BYTES)
         number += len(lines)
         if not block:
             return
@@ -112,54 +118,43 @@ def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[s
 
 def _lines(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, str]]:
     """Decoded lines with their 1-based numbers (see `_decoded`)."""
-    for first, lines in _decoded(stream, fields):
+    for first, lines, _ in _decoded(stream, fields):
         yield from enumerate(lines, start=first)
 
 
+def _list_record(text: str, number: int, fields: _Reporter) -> TextRecord | None:
+    """The record of one URL-list line, or None for a blank line, a comment or a bad line (reported)."""
+    if "\t" in text:
+        url, *rest = text.split("\t")
+        url = url.strip()
+        if not text.strip() or url.startswith("#"):
+            return None
+        if not url:
+            fields.bad_line("fields but no URL at the start of the line; the line is skipped", number)
+            return None
+        values = _fields_from(rest, fields, number, positional=True)
+    else:
+        line = text.strip()
+        if not line or line.startswith("#"):
+            return None
+        url, *rest = line.split()
+        if rest and all("=" in token for token in rest):
+            values = _fields_from(rest, fields, number, positional=False)
+        elif rest:  # a URL with raw spaces in it: encoded later
+            url, values = line, {}
+        else:
+            values = {}
+    return TextRecord(
+        url, values.get("lastmod"), values.get("changefreq"), values.get("priority"), fields.source, number
+    )
+
+
 def _read_list(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
-    # Flat loops over decoded batches: this is the hot path of `generate`.
-    source = fields.source
-    new = tuple.__new__
-    for first, lines in _decoded(stream, fields):
+    for first, lines, _ in _decoded(stream, fields):
         for number, text in enumerate(lines, start=first):
-            if "\t" in text:
-                url, *rest = text.split("\t")
-                if (
-                    len(rest) <= 3 and url and url[0] != "#" and "=" not in text[len(url) :]
-                ):  # the common case
-                    rest += ("", "", "")
-                    yield new(
-                        TextRecord,
-                        (url.strip(), rest[0] or None, rest[1] or None, rest[2] or None, source, number),
-                    )
-                    continue
-                url = url.strip()
-                if url.startswith("#") or not text.strip():
-                    continue
-                if not url:
-                    fields.bad_line("fields but no URL at the start of the line; the line is skipped", number)
-                    continue
-                values = _fields_from(rest, fields, number, positional=True)
-            else:
-                line = text.strip()
-                if not line or line.startswith("#"):
-                    continue
-                url, *rest = line.split()
-                if rest and all("=" in token for token in rest):
-                    values = _fields_from(rest, fields, number, positional=False)
-                elif rest:  # a URL with raw spaces in it: encoded later
-                    url, values = line, {}
-                else:
-                    yield new(TextRecord, (url, None, None, None, source, number))
-                    continue
-            yield TextRecord(
-                url.strip(),
-                values.get("lastmod"),
-                values.get("changefreq"),
-                values.get("priority"),
-                source,
-                number,
-            )
+            record = _list_record(text, number, fields)
+            if record is not None:
+                yield record
 
 
 def _fields_from(tokens: list[str], fields: _Reporter, line: int, *, positional: bool) -> dict[str, str]:
@@ -265,6 +260,39 @@ def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord]:
         yield from _READERS[_kind(name)](stream, fields)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{fields.source}: cannot be read ({exc})") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def is_url_list(name: str) -> bool:
+    """True when `name` is read as a URL list (not `.csv` or `.jsonl`)."""
+    return _kind(name) == "list"
+
+
+LineParser = Callable[[str, int], "TextRecord | None"]
+
+
+@contextmanager
+def list_batches(
+    name: str, report: DiagnosticHandler
+) -> Iterator[tuple[Iterator[tuple[int, list[str], bool]], LineParser]]:
+    """The lines of a URL list in decoded batches (see `_decoded`), with the function that parses one
+    line into a record, for writers that take the canonical lines inline (`SitemapWriter.add_lines`)."""
+    stream = open_input(name)
+    fields = _Reporter("<stdin>" if name == "-" else name, report)
+
+    def parse(text: str, number: int) -> TextRecord | None:
+        return _list_record(text, number, fields)
+
+    def batches() -> Iterator[tuple[int, list[str], bool]]:
+        try:
+            yield from _decoded(stream, fields)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise InputError(f"{fields.source}: cannot be read ({exc})") from None
+
+    try:
+        yield batches(), parse
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
