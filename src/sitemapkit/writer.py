@@ -10,6 +10,7 @@ other file in the folder.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gzip
 import json
 import os
@@ -30,7 +31,7 @@ from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.pipeline import Pipeline
-from sitemapkit.records import _CANON_URL, FastLane, TextRecord, entry_from_text
+from sitemapkit.records import CANONICAL_URL, TextRecord, entry_from_text
 from sitemapkit.serialize import (
     escape_url,
     prefixes_of,
@@ -42,6 +43,7 @@ from sitemapkit.serialize import (
 from sitemapkit.urls import Scope
 
 IndexMode = Literal["auto", "always", "never"]
+_CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
 MANIFEST = ".sitemapkit-manifest.json"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
@@ -191,8 +193,7 @@ class SitemapWriter:
         self.strict = strict
         self.log = DiagnosticLog(on_diagnostic)
         self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe)
-        self._fast: FastLane | None = FastLane(self.scope.folder)
-        self._valid_days: set[str] = set()  # days the fast lane has checked (for add_records' inline path)
+        self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
         self._suffix = ".xml.gz" if gzip else ".xml"
@@ -248,18 +249,8 @@ class SitemapWriter:
 
     def add_record(self, record: TextRecord) -> bool:
         """Add one URL given as text fields, as an input file spells them (bad optional fields are
-        reported and dropped). Records already in canonical form take a fast lane with the same result."""
-        fast = self._fast.render(record) if self._fast is not None else None
-        if fast is None:
-            return self.add_entry(entry_from_text(record, self.log))
-        if self._closed:
-            raise UsageError("the writer is closed")
-        if not self.pipeline.admit(record.loc, record.source, record.line):
-            return False
-        xml, key = fast
-        if record.lastmod is not None:
-            self._valid_days.add(record.lastmod[:10])
-        return self._write(xml.encode(), None, key, record.lastmod, None)
+        reported and dropped)."""
+        return self.add_entry(entry_from_text(record, self.log))
 
     def _write(
         self,
@@ -326,9 +317,10 @@ class SitemapWriter:
         if self._closed:
             raise UsageError("the writer is closed")
         folder = escape_url(self.scope.folder)
-        canon_url = _CANON_URL.fullmatch
+        canon_url = CANONICAL_URL.fullmatch
         canon_time = _CANON_UTC_TIME.fullmatch
-        valid_days = self._valid_days  # canonical dates (YYYY-MM-DD) known to be valid
+        days = self._days
+        known_day = self._known_day
         deduper = self.pipeline.deduper
         seen = deduper._seen if deduper is not None else set()
         # Escape the whole batch at once (in C): the inline path works on escaped text, and the
@@ -385,8 +377,10 @@ class SitemapWriter:
                 continue
             if not tab:
                 xml = f"<url><loc>{loc}</loc></url>\n"
-            elif (lastmod in valid_days) or (
-                len(lastmod) == 25 and lastmod[:10] in valid_days and canon_time(lastmod, 10) is not None
+            elif (len(lastmod) == 10 and (days.get(lastmod) or known_day(lastmod))) or (
+                len(lastmod) == 25
+                and (days.get(lastmod[:10]) or known_day(lastmod[:10]))
+                and canon_time(lastmod, 10) is not None
             ):
                 xml = f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod></url>\n"
             else:
@@ -408,6 +402,18 @@ class SitemapWriter:
             urls += 1
             size += len(xml)
         sync()
+
+    def _known_day(self, day: str) -> bool:
+        """Whether `day` is a valid canonical date `YYYY-MM-DD` (remembered for up to 100,000 days)."""
+        valid = _CANON_DAY.fullmatch(day) is not None
+        if valid:
+            try:
+                dt.date.fromisoformat(day)
+            except ValueError:
+                valid = False
+        if len(self._days) < 100_000:
+            self._days[day] = valid
+        return valid
 
     def add_many(self, entries: Iterable[UrlEntry]) -> int:
         """Add entries; returns how many were accepted."""
