@@ -38,9 +38,9 @@ result = r.urls
 """
 
 
-def naive(src: Path, out: Path, gz: bool) -> str:
+def naive(src: Path, out: Path, gz: bool, level: int = 6) -> str:
     opener = (
-        "gzip.open(dst, 'wt', encoding='utf-8', compresslevel=6)"
+        f"gzip.open(dst, 'wt', encoding='utf-8', compresslevel={level})"
         if gz
         else "open(dst, 'w', encoding='utf-8')"
     )
