@@ -17,6 +17,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -201,6 +202,8 @@ class SitemapWriter:
         self._temps: list[Path] = []
         self._done: list[_Done] = []
         self._part: _Part | None = None
+        self._assembler: ThreadPoolExecutor | None = None
+        self._assembling: list[Future[None]] = []
         self._closed = False
         self._header_cache: dict[frozenset[str], int] = {}
         self.result: PublishResult | None = None
@@ -445,27 +448,41 @@ class SitemapWriter:
         return zipped, raw  # type: ignore[return-value]
 
     def _finish_part(self) -> None:
+        """Close the current file's body; its header, body and footer are assembled (and gzipped) in a
+        background thread while the next file fills: zlib releases the GIL, so compression overlaps the
+        Python work on a second core."""
         part = self._part
         assert part is not None
         self._part = None
         part.handle.close()
         temp = self._temp(f"{self.name}-{len(self._done) + 1}")
         header = xml_header("urlset", part.prefixes, self.xsl_href).encode()
+        newest = parse_w3c(part.newest) if isinstance(part.newest, str) else part.newest
+        self._done.append(_Done(temp, part.urls, len(header) + part.body + _FOOTER, newest))
+        if self._assembler is None:
+            self._assembler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-writer")
+        self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool))
+
+    def _assemble(self, temp: Path, header: bytes, spool: Path) -> None:
         out, raw = self._open_out(temp)
         try:
             out.write(header)
-            with open(part.spool, "rb") as body:
+            with open(spool, "rb") as body:
                 while chunk := body.read(_COPY_CHUNK):
                     out.write(chunk)
             out.write(xml_footer("urlset").encode())
         finally:
             out.close()
             raw.close()
-        part.spool.unlink()
-        self._temps.remove(part.spool)
-        size = len(header) + part.body + _FOOTER
-        newest = parse_w3c(part.newest) if isinstance(part.newest, str) else part.newest
-        self._done.append(_Done(temp, part.urls, size, newest))
+        spool.unlink()
+
+    def _wait_for_files(self) -> None:
+        """Wait until every file is assembled; re-raise the first failure."""
+        try:
+            for job in self._assembling:
+                job.result()
+        finally:
+            self._assembling.clear()
 
     # -- publishing ---------------------------------------------------------------------------------
 
@@ -479,8 +496,13 @@ class SitemapWriter:
         try:
             if self._part is not None:
                 self._finish_part()
+            self._wait_for_files()
             self.result = self._publish()
             return self.result
+        except OSError as exc:
+            raise PublishError(
+                f"{exc.filename or self.out_dir}: cannot write ({exc.strerror or exc}); nothing was published"
+            ) from None
         finally:
             self._cleanup()
 
@@ -490,9 +512,14 @@ class SitemapWriter:
         if self._part is not None:
             self._part.handle.close()
             self._part = None
+        with contextlib.suppress(Exception):
+            self._wait_for_files()
         self._cleanup()
 
     def _cleanup(self) -> None:
+        if self._assembler is not None:
+            self._assembler.shutdown(wait=True)
+            self._assembler = None
         for path in self._temps:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
