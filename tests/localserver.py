@@ -72,7 +72,12 @@ class LocalServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # A client that stops reading early (a download cap) makes a handler fail; keep its traceback out of
+        # whatever captures stderr at that moment.
+        self.httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def start(self) -> LocalServer:
         self._thread.start()

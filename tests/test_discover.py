@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,21 +24,6 @@ from tests.localserver import LocalServer
 
 URLSET = '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
 HTML = "<!DOCTYPE html><html><body>Page not found</body></html>"
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[LocalServer]:
-    s = LocalServer().start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def server(module_server: LocalServer) -> LocalServer:
-    """One real server per module (stopping one takes half a second), emptied for each test."""
-    module_server.routes.clear()
-    module_server.requests.clear()
-    return module_server
 
 
 async def _no_sleep(_: float) -> None:

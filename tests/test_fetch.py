@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -23,25 +23,6 @@ from sitemapkit.fetch import (
     fetch,
 )
 from tests.localserver import LocalServer
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[LocalServer]:
-    s = LocalServer().start()
-    # A client that stops reading early (a download cap) makes the handler thread fail; its traceback
-    # would land in whatever captures stderr at that moment (the next CLI test), so keep it quiet.
-    s.httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def server(module_server: LocalServer) -> LocalServer:
-    """One real server per module (stopping one takes half a second), emptied for each test."""
-    module_server.routes.clear()
-    module_server.requests.clear()
-    return module_server
-
 
 XML = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
 

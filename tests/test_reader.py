@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,24 +17,6 @@ from tests.localserver import LocalServer
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[LocalServer]:
-    s = LocalServer().start()
-    # A client that stops reading early (a download cap) makes the handler thread fail; its traceback
-    # would land in whatever captures stderr at that moment (the next CLI test), so keep it quiet.
-    s.httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def server(module_server: LocalServer) -> LocalServer:
-    """One real server per module (stopping one takes half a second), emptied for each test."""
-    module_server.routes.clear()
-    module_server.requests.clear()
-    return module_server
 
 
 async def _no_sleep(_: float) -> None:

@@ -6,11 +6,9 @@ import asyncio
 import gzip
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-
-import pytest
 
 from sitemapkit.fetch import FetchOptions
 from sitemapkit.model import UrlEntry
@@ -21,24 +19,6 @@ NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 Handler = Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]]
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[LocalServer]:
-    s = LocalServer().start()
-    # A client that stops reading early (a download cap) makes the handler thread fail; its traceback
-    # would land in whatever captures stderr at that moment (the next CLI test), so keep it quiet.
-    s.httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def server(module_server: LocalServer) -> LocalServer:
-    """One real server per module (stopping one takes half a second), emptied for each test."""
-    module_server.routes.clear()
-    module_server.requests.clear()
-    return module_server
 
 
 class Sleeps:
