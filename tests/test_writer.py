@@ -11,11 +11,12 @@ from lxml import etree
 from sitemapkit.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
 from sitemapkit.serialize import render_url, xml_footer, xml_header
-from sitemapkit.writer import MANIFEST, SitemapWriter
+from sitemapkit.writer import SitemapWriter, manifest_name
 from tests.helpers import locs, published, raw_bytes
 from tests.schema_oracle import schema_errors
 
 BASE = "https://example.com/"
+MANIFEST = manifest_name("sitemap")
 UTC = dt.UTC
 
 
@@ -344,3 +345,10 @@ def test_index_lastmod_from_a_url_list_takes_the_newest_instant(tmp_path: Path) 
         dt.datetime(2024, 1, 1, 10, tzinfo=UTC),
         dt.date(2023, 5, 6),
     ]
+
+
+def test_sets_with_different_names_share_a_folder(tmp_path: Path) -> None:
+    write(tmp_path, [f"{BASE}post/{i}" for i in range(3)], name="posts", max_urls=2)
+    write(tmp_path, [f"{BASE}page/{i}" for i in range(3)], name="pages", max_urls=2)
+    write(tmp_path, [f"{BASE}page/{i}" for i in range(2)], name="pages", max_urls=2)
+    assert published(tmp_path) == ["pages.xml", "posts-1.xml", "posts-2.xml", "posts.xml"]

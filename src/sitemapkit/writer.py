@@ -46,7 +46,9 @@ from sitemapkit.urls import Scope
 IndexMode = Literal["auto", "always", "never"]
 _CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
-MANIFEST = ".sitemapkit-manifest.json"
+def manifest_name(name: str) -> str:
+    """The manifest of the set of files named `name` (one per prefix, so several sets can share a folder)."""
+    return f".sitemapkit-{name}.json"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _COPY_CHUNK = 1 << 20
 _FOOTER = len(xml_footer("urlset").encode())
@@ -608,7 +610,7 @@ class SitemapWriter:
         return size
 
     def _read_manifest(self) -> set[str]:
-        path = self.out_dir / MANIFEST
+        path = self.out_dir / manifest_name(self.name)
         try:
             data = json.loads(path.read_text("utf-8"))
             names = data["files"]
@@ -630,9 +632,10 @@ class SitemapWriter:
         for temp, final in renames:  # children first, index last: the index never names a missing file
             os.replace(temp, final)
             self._temps.remove(temp)
-        manifest_temp = self._temp(MANIFEST)
+        manifest = manifest_name(self.name)
+        manifest_temp = self._temp(manifest)
         manifest_temp.write_text(json.dumps({"version": 1, "files": new_names}, indent=1) + "\n", "utf-8")
-        os.replace(manifest_temp, self.out_dir / MANIFEST)
+        os.replace(manifest_temp, self.out_dir / manifest)
         self._temps.remove(manifest_temp)
         removed: list[str] = []
         for stale in sorted(previous - set(new_names)):
