@@ -21,6 +21,7 @@ from sitemapkit.errors import (
 from sitemapkit.generator import generate
 from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 from sitemapkit.urls import Scope, normalize_url
+from sitemapkit.validation import FileReport, ValidationReport, avalidate, validate
 from sitemapkit.writer import PublishResult, SitemapFile, SitemapWriter
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ __all__ = [
     "AsyncReader",
     "Diagnostic",
     "DiagnosticLog",
+    "FileReport",
     "Image",
     "IndexEntry",
     "InputError",
@@ -76,8 +78,10 @@ __all__ = [
     "StrictModeError",
     "UrlEntry",
     "UsageError",
+    "ValidationReport",
     "Video",
     "aread",
+    "avalidate",
     "format_w3c",
     "generate",
     "normalize_url",
@@ -85,4 +89,5 @@ __all__ = [
     "parse_file",
     "parse_w3c",
     "read",
+    "validate",
 ]

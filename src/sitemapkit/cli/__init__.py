@@ -11,6 +11,7 @@ import click
 COMMANDS: dict[str, str] = {
     "generate": "sitemapkit.cli.generate:generate",
     "parse": "sitemapkit.cli.parse:parse",
+    "validate": "sitemapkit.cli.validate:validate",
 }
 
 

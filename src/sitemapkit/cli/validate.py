@@ -1,0 +1,158 @@
+"""`sitemapkit validate`: check sitemaps as search engines read them; every problem with its file and line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from sitemapkit.diagnostics import Diagnostic
+from sitemapkit.errors import InputError, UsageError
+from sitemapkit.validation import FileReport, ValidationReport
+from sitemapkit.validation import validate as run_validate
+
+
+@click.command()
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
+@click.option(
+    "--url",
+    "public_url",
+    metavar="PUBLIC_URL",
+    default=None,
+    help="Public URL of a local SOURCE (its scope is judged by it); without it scope checks are skipped.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--no-recursive", is_flag=True, help="Validate an index alone, not its child sitemaps.")
+@click.option(
+    "--max-errors",
+    default=100,
+    show_default=True,
+    type=click.IntRange(0),
+    metavar="N",
+    help="Show at most N diagnostics (errors before warnings); all are counted.",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST",
+    help="Accept URLs on HOST in any sitemap (cross-submission through robots.txt). Repeatable.",
+)
+@click.option(
+    "--timeout",
+    metavar="S",
+    default=None,
+    type=click.FloatRange(0, min_open=True),
+    help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
+)
+def validate(
+    sources: tuple[str, ...],
+    public_url: str | None,
+    fmt: str,
+    no_recursive: bool,
+    max_errors: int,
+    allow_hosts: tuple[str, ...],
+    timeout: float | None,
+) -> None:
+    """Validate sitemaps: report what search engines would reject or ignore, with file and line.
+
+    A SOURCE is a local .xml, .xml.gz or .txt file ('-' for standard input), a sitemap URL,
+    or a site (its sitemaps are found through robots.txt). An index is validated together with
+    every child sitemap. Checks go beyond the XML schemas: URL form and length, scope (folder,
+    host, scheme, port), limits, dates (invalid, in the future, all the same), duplicates across
+    the tree, image/video/news rules and hreflang alternates (valid codes, self link, reciprocity).
+
+    Exit status: 0 when there are no errors (warnings are fine), 1 when there are errors,
+    2 for usage errors.
+
+    \b
+    Examples:
+      sitemapkit validate public/sitemap.xml --url https://example.com/sitemap.xml
+      sitemapkit validate https://example.com/sitemap_index.xml --format json
+      sitemapkit validate https://example.com/
+    """
+    try:
+        report = run_validate(
+            sources,
+            url=public_url,
+            recursive=not no_recursive,
+            allow_hosts=allow_hosts,
+            timeout=timeout,
+        )
+    except (UsageError, InputError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if fmt == "json":
+        click.echo(json.dumps(report.to_dict(max_errors), indent=2, ensure_ascii=False))
+    else:
+        _print_text(report, max_errors, color=sys.stdout.isatty())
+    sys.exit(0 if report.ok else 1)
+
+
+def _print_text(report: ValidationReport, limit: int, *, color: bool) -> None:
+    """Grouped by file, errors first; each item with its line's excerpt; a summary line last."""
+
+    def style(text: str, **kw: Any) -> str:
+        return click.style(text, **kw) if color else text
+
+    shown = report.shown(limit)
+    files = {f.source: f for f in report.files}
+    current: str | None = ""
+    for d in shown:
+        if d.source != current:
+            current = d.source
+            click.echo(("\n" if d is not shown[0] else "") + style(_heading(d.source, files), bold=True))
+        click.echo(_item(d, style))
+        excerpt = report.excerpt(d)
+        if excerpt:
+            click.echo(style(f"    | {excerpt}", dim=True))
+    for note in report.notes:
+        click.echo(style(f"note: {note}", fg="cyan"))
+    hidden = len(report) - len(shown)
+    if shown or report.notes:
+        click.echo()
+    s = report.summary()
+    summary = (
+        f"{_n(s['files'], 'file')}, {_n(s['urls'], 'URL')}: "
+        f"{_n(s['errors'], 'error')}, {_n(s['warnings'], 'warning')}"
+    )
+    if hidden:
+        summary += f" ({hidden:,} not shown; raise --max-errors to see more)"
+    click.echo(style(summary, fg="red" if s["errors"] else "green", bold=True))
+
+
+def _heading(source: str | None, files: dict[str, FileReport]) -> str:
+    if source is None:
+        return "(no file)"
+    f = files.get(source)
+    if f is None:
+        return source
+    if f.kind is None:
+        what = f.error or "not read"
+    elif f.kind == "sitemapindex":
+        what = f"sitemap index, {_n(f.entries, 'sitemap')}"
+    else:
+        what = f"{f.kind}, {_n(f.entries, 'URL')}"
+    return f"{source} ({what}): {_n(f.errors, 'error')}, {_n(f.warnings, 'warning')}"
+
+
+def _item(d: Diagnostic, style: Callable[..., str]) -> str:
+    """`file:line: severity [code] message (url)`, the form editors and terminals make clickable."""
+    severity = style(d.severity.value, fg="red" if d.is_error else "yellow", bold=True)
+    text = f"{d.location()}: {severity} [{d.code}] {d.message}"
+    if d.url and d.url not in d.message:
+        text += f" ({d.url})"
+    return text
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
