@@ -38,3 +38,12 @@ def test_readme_python_example_runs(
 
         assert asyncio.run(namespace["urls"](site)) == [f"{site}x"]  # type: ignore[operator]
     assert os.listdir(tmp_path)
+
+
+def test_every_diagnostic_code_is_documented_with_an_example() -> None:
+    from sitemapkit.diagnostics import CODES
+
+    text = README.read_text("utf-8")
+    table = text[text.index("## Diagnostics") : text.index("## Performance")]
+    missing = [code for code in CODES if f"| `{code}`" not in table]
+    assert missing == []
