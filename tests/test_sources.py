@@ -137,3 +137,44 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", fake)
     entries = list(read_source("-", lambda d: None))
     assert [(e.loc, e.sitemap) for e in entries] == [("https://example.com/x", "<stdin>")]
+
+
+def test_jsonl_with_extensions_in_the_shape_parse_prints(tmp_path: Path) -> None:
+    f = tmp_path / "pages.jsonl"
+    f.write_text(
+        '{"loc": "https://example.com/a", "sitemap": "https://example.com/sitemap.xml", '
+        '"images": [{"loc": "https://example.com/a.png"}], '
+        '"alternates": [{"hreflang": "en", "href": "https://example.com/a"}], '
+        '"news": {"publication_name": "Times", "publication_language": "en", '
+        '"publication_date": "2026-11-29T08:00:00Z", "title": "T"}}\n'
+        '{"loc": "https://example.com/b", "images": [{"loc": 5}]}\n'
+    )
+    entries, diags = read(f)
+    assert [e.loc for e in entries] == ["https://example.com/a", "https://example.com/b"]
+    assert entries[0].images[0].loc == "https://example.com/a.png"
+    assert entries[0].alternates[0].hreflang == "en" and entries[0].news is not None
+    assert entries[1].images == ()
+    assert [(d.code, d.line) for d in diags] == [("bad-line", 2)] and "images" in diags[0].message
+
+
+def test_parse_output_feeds_generate(tmp_path: Path) -> None:
+    from sitemapkit.export import write_jsonl
+    from sitemapkit.generator import generate
+    from sitemapkit.model import Alternate, Image
+    from sitemapkit.parser import parse_file
+    from sitemapkit.writer import SitemapWriter
+
+    base = "https://example.com/"
+    with SitemapWriter(tmp_path / "one", base) as w:
+        w.add(
+            base + "a",
+            lastmod="2024-01-01",
+            images=[Image(base + "a.png")],
+            alternates=[Alternate("en", base + "a"), Alternate("de", base + "de/a")],
+        )
+        w.add(base + "b", changefreq="daily")
+    first = list(parse_file(tmp_path / "one" / "sitemap.xml"))
+    with open(tmp_path / "urls.jsonl", "w") as out:
+        write_jsonl(first, out)  # type: ignore[arg-type]
+    generate([str(tmp_path / "urls.jsonl")], tmp_path / "two", base)
+    assert (tmp_path / "two" / "sitemap.xml").read_bytes() == (tmp_path / "one" / "sitemap.xml").read_bytes()

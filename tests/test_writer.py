@@ -201,7 +201,7 @@ def every_extension(i: int) -> UrlEntry:
 def test_output_with_every_extension_validates_against_official_schemas(
     tmp_path: Path, xsd_dir: Path
 ) -> None:
-    with SitemapWriter(tmp_path, BASE, max_urls=3, gzip=True, xsl="default") as w:
+    with SitemapWriter(tmp_path, BASE, max_urls=3, gzip=True, xsl="default", now=NOW) as w:
         for i in range(7):
             w.add_entry(every_extension(i))
         w.add(BASE + "plain", lastmod="2024-01-01")
@@ -209,6 +209,8 @@ def test_output_with_every_extension_validates_against_official_schemas(
     for f in (*w.result.files, w.result.index):
         assert f is not None
         assert schema_errors(xsd_dir, raw_bytes(f.path)) == [], f.path
+    first = raw_bytes(w.result.files[0].path).decode()
+    assert first.count("<news:news>") == 3 and first.count("<video:video>") == 3 and "<xhtml:link" in first
 
 
 def test_rerun_removes_its_stale_files_and_nothing_else(tmp_path: Path) -> None:
@@ -352,3 +354,60 @@ def test_sets_with_different_names_share_a_folder(tmp_path: Path) -> None:
     write(tmp_path, [f"{BASE}page/{i}" for i in range(3)], name="pages", max_urls=2)
     write(tmp_path, [f"{BASE}page/{i}" for i in range(2)], name="pages", max_urls=2)
     assert published(tmp_path) == ["pages.xml", "posts-1.xml", "posts-2.xml", "posts.xml"]
+
+
+NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def test_news_sitemaps_hold_at_most_1000_news_urls_and_drop_old_articles(tmp_path: Path) -> None:
+    fresh = News("The Example Times", "en", NOW - dt.timedelta(hours=5), "Headline")
+    stale = News("The Example Times", "en", NOW - dt.timedelta(days=3), "Old")
+    with SitemapWriter(tmp_path, BASE, now=NOW) as w:
+        for i in range(1001):
+            w.add(f"{BASE}news/{i}", news=fresh)
+        w.add(f"{BASE}old", news=stale)
+        w.add(f"{BASE}plain")
+    assert w.result is not None and [f.urls for f in w.result.files] == [1000, 3]
+    assert [(d.code, d.url) for d in w.log] == [("news-too-old", f"{BASE}old")]
+    second = raw_bytes(tmp_path / "sitemap-2.xml").decode()
+    assert second.count("<news:news>") == 1 and f"<loc>{BASE}old</loc></url>" in second
+
+
+def test_extension_data_a_validator_would_reject_is_left_out_and_reported(tmp_path: Path) -> None:
+    good = Video(thumbnail_loc=BASE + "t.jpg", title="T", description="D", content_loc=BASE + "v.mp4")
+    with SitemapWriter(tmp_path, BASE, now=NOW) as w:
+        w.add(
+            BASE + "page",
+            images=[Image(f"{BASE}i{i}.png") for i in range(1001)],
+            videos=[
+                good,
+                Video(title="no thumbnail", description="D", content_loc=BASE + "v.mp4"),
+                Video(thumbnail_loc=BASE + "t.jpg", title="T", description="D", content_loc=BASE + "page"),
+                Video(
+                    thumbnail_loc=BASE + "t.jpg",
+                    title="T",
+                    description="D",
+                    player_loc=BASE + "p",
+                    duration=0,
+                    rating=7.5,
+                    tags=tuple(str(i) for i in range(40)),
+                ),
+            ],
+            alternates=[Alternate("en", BASE + "page"), Alternate("en_GB", BASE + "gb/page")],
+            news=News("Times", "english", NOW, "T"),
+        )
+    codes = sorted(d.code for d in w.log)
+    assert codes == [
+        "hreflang-invalid",
+        "invalid-value",
+        "invalid-value",
+        "invalid-value",
+        "invalid-value",
+        "too-many-images",
+        "video-location-is-page",
+        "video-missing-tag",
+    ]
+    text = raw_bytes(tmp_path / "sitemap.xml").decode()
+    assert text.count("<image:image>") == 1000 and text.count("<video:video>") == 2
+    assert "en_GB" not in text and "<news:news>" not in text and text.count("<video:tag>") == 32
+    assert "<video:duration>" not in text and "<video:rating>" not in text

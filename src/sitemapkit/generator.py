@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable
 
 from sitemapkit.diagnostics import DiagnosticHandler
-from sitemapkit.sources.lists import is_url_list, list_batches, read_records
+from sitemapkit.sources.lists import is_url_list, list_batches, read_source
 from sitemapkit.writer import IndexMode, PublishResult, SitemapWriter
 
 
@@ -57,8 +57,8 @@ def generate(
                         if on_progress is not None:
                             on_progress(read)
             else:
-                for record in read_records(name, writer.log):
-                    writer.add_record(record)
+                for entry in read_source(name, writer.log):
+                    writer.add_entry(entry)
                     read += 1
                     if on_progress is not None and not read % 10_000:
                         on_progress(read)

@@ -4,14 +4,20 @@ and make dates timezone-aware. Every rejection is a diagnostic naming the source
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import re
 
 from xxhash import xxh3_64_intdigest
 
-from sitemapkit.dates import is_naive, to_aware
+from sitemapkit.constants import MAX_IMAGES_PER_URL, MAX_VIDEO_DESCRIPTION, MAX_VIDEO_DURATION, MAX_VIDEO_TAGS
+from sitemapkit.dates import format_w3c, is_naive, sort_key, to_aware
 from sitemapkit.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.errors import InvalidUrlError
-from sitemapkit.model import Alternate, Image, UrlEntry, Video
+from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
 from sitemapkit.urls import Scope, normalize_url
+
+NEWS_MAX_AGE = dt.timedelta(days=2)
+_NEWS_LANGUAGE = re.compile(r"[a-z]{2,3}|zh-cn|zh-tw", re.IGNORECASE)
 
 
 class Deduper:
@@ -52,9 +58,12 @@ class Pipeline:
     - naive date-times are taken as UTC, and the run says so once (`naive-datetime`).
     """
 
-    def __init__(self, scope: Scope, log: DiagnosticLog, *, dedupe: bool = True) -> None:
+    def __init__(
+        self, scope: Scope, log: DiagnosticLog, *, dedupe: bool = True, now: dt.datetime | None = None
+    ) -> None:
         self.scope = scope
         self.log = log
+        self.now = now or dt.datetime.now(dt.UTC)
         self.deduper: Deduper | None = Deduper() if dedupe else None
         self.accepted = 0
         self.rejected = 0
@@ -92,6 +101,9 @@ class Pipeline:
             stripped = self._without_deprecated(entry, source, line, loc)
             if stripped is not None:
                 entry = stripped
+            entry = self._valid_extensions(entry, source, line, loc)
+        if entry.news is not None and self._news_too_old(entry.news, source, line, loc):
+            entry = dataclasses.replace(entry, news=None)
         changes: dict[str, object] = {}
         if loc != entry.loc:
             changes["loc"] = loc
@@ -155,6 +167,155 @@ class Pipeline:
         return dataclasses.replace(
             entry, images=tuple(images), videos=tuple(videos), alternates=tuple(alternates)
         )
+
+    def _report(self, code: str, message: str, source: str | None, line: int | None, loc: str) -> None:
+        self.log.add(Diagnostic.make(code, message, source=source, line=line, url=loc))
+
+    def _valid_extensions(self, entry: UrlEntry, source: str | None, line: int | None, loc: str) -> UrlEntry:
+        """The entry without the extension data a validator would reject: each part left out is reported,
+        so that what the writer publishes validates with zero diagnostics."""
+        images = entry.images
+        if len(images) > MAX_IMAGES_PER_URL:
+            self._report(
+                "too-many-images",
+                f"{len(images):,} images; only the first {MAX_IMAGES_PER_URL:,} are written",
+                source,
+                line,
+                loc,
+            )
+            images = images[:MAX_IMAGES_PER_URL]
+        videos = tuple(
+            v for v in (self._valid_video(v, source, line, loc) for v in entry.videos) if v is not None
+        )
+        alternates: list[Alternate] = []
+        if entry.alternates:
+            from sitemapkit.parser import hreflang_problem  # the ISO code tables live with the parser
+
+            for alt in entry.alternates:
+                problem = hreflang_problem(alt.hreflang)
+                if problem is None:
+                    alternates.append(alt)
+                else:
+                    self._report(
+                        "hreflang-invalid", f"{problem}; this alternate is left out", source, line, loc
+                    )
+        news = entry.news
+        if news is not None and _NEWS_LANGUAGE.fullmatch(news.publication_language) is None:
+            self._report(
+                "invalid-value",
+                f"news language {news.publication_language!r} is not an ISO 639 code "
+                "(like en, or zh-cn / zh-tw); the news block is left out",
+                source,
+                line,
+                loc,
+            )
+            news = None
+        if (images, videos, tuple(alternates), news) == (
+            entry.images,
+            entry.videos,
+            entry.alternates,
+            entry.news,
+        ):
+            return entry
+        return dataclasses.replace(
+            entry, images=images, videos=videos, alternates=tuple(alternates), news=news
+        )
+
+    def _valid_video(self, v: Video, source: str | None, line: int | None, loc: str) -> Video | None:
+        missing = [n for n in ("thumbnail_loc", "title", "description") if not getattr(v, n)]
+        if not (v.content_loc or v.player_loc):
+            missing.append("content_loc or player_loc")
+        if missing:
+            self._report(
+                "video-missing-tag", f"a video lacks {', '.join(missing)}; it is left out", source, line, loc
+            )
+            return None
+        if loc in (v.content_loc, v.player_loc):
+            self._report(
+                "video-location-is-page",
+                "a video's content or player location is the page itself; it is left out",
+                source,
+                line,
+                loc,
+            )
+            return None
+        if len(v.description or "") > MAX_VIDEO_DESCRIPTION:
+            self._report(
+                "invalid-value",
+                f"a video description has {len(v.description or ''):,} characters "
+                f"(at most {MAX_VIDEO_DESCRIPTION:,}); the video is left out",
+                source,
+                line,
+                loc,
+            )
+            return None
+        changes: dict[str, object] = {}
+        checks: list[tuple[str, bool, str]] = [
+            (
+                "duration",
+                v.duration is not None and not 1 <= v.duration <= MAX_VIDEO_DURATION,
+                f"duration {v.duration} is not 1 to {MAX_VIDEO_DURATION:,} seconds",
+            ),
+            (
+                "rating",
+                v.rating is not None and not 0.0 <= v.rating <= 5.0,
+                f"rating {v.rating} is not 0.0 to 5.0",
+            ),
+            (
+                "view_count",
+                v.view_count is not None and v.view_count < 0,
+                f"view count {v.view_count} is negative",
+            ),
+            (
+                "uploader",
+                v.uploader is not None and len(v.uploader) > 255,
+                "uploader has more than 255 characters",
+            ),
+            (
+                "restriction_relationship",
+                v.restriction_relationship not in (None, "allow", "deny"),
+                f"restriction relationship {v.restriction_relationship!r} is not allow or deny",
+            ),
+            (
+                "platform_relationship",
+                v.platform_relationship not in (None, "allow", "deny"),
+                f"platform relationship {v.platform_relationship!r} is not allow or deny",
+            ),
+            (
+                "platform",
+                v.platform is not None and not set(v.platform.split()) <= {"web", "mobile", "tv"},
+                f"platform {v.platform!r} is not a list of web, mobile, tv",
+            ),
+        ]
+        for name, bad, message in checks:
+            if bad:
+                self._report("invalid-value", f"video {message}; the field is left out", source, line, loc)
+                changes[name] = None
+        if len(v.tags) > MAX_VIDEO_TAGS:
+            self._report(
+                "invalid-value",
+                f"a video has {len(v.tags)} tags; only the first {MAX_VIDEO_TAGS} are written",
+                source,
+                line,
+                loc,
+            )
+            changes["tags"] = v.tags[:MAX_VIDEO_TAGS]
+        return dataclasses.replace(v, **changes) if changes else v  # type: ignore[arg-type]
+
+    def _news_too_old(self, news: News, source: str | None, line: int | None, loc: str) -> bool:
+        """True (with a warning) when the article is more than two days old: Google News takes only the last
+        two days, so the writer leaves the news block out and keeps the URL."""
+        if self.now - sort_key(news.publication_date) <= NEWS_MAX_AGE:
+            return False
+        self._report(
+            "news-too-old",
+            f"the article was published {format_w3c(news.publication_date)}, more "
+            "than two days ago; its news block is left out",
+            source,
+            line,
+            loc,
+        )
+        return True
 
     def _without_deprecated(
         self, entry: UrlEntry, source: str | None, line: int | None, loc: str

@@ -26,7 +26,7 @@ from typing import IO, Any, Literal
 
 from xxhash import xxh3_64_intdigest
 
-from sitemapkit.constants import MAX_BYTES, MAX_URL_LENGTH, MAX_URLS
+from sitemapkit.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URL_LENGTH, MAX_URLS
 from sitemapkit.dates import format_w3c, parse_w3c, sort_key
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.errors import PublishError, StrictModeError, UsageError
@@ -46,9 +46,13 @@ from sitemapkit.urls import Scope
 IndexMode = Literal["auto", "always", "never"]
 _CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
+
+
 def manifest_name(name: str) -> str:
     """The manifest of the set of files named `name` (one per prefix, so several sets can share a folder)."""
     return f".sitemapkit-{name}.json"
+
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _COPY_CHUNK = 1 << 20
 _FOOTER = len(xml_footer("urlset").encode())
@@ -122,6 +126,7 @@ class _Part:
     spool: Path
     handle: IO[bytes]
     urls: int = 0
+    news: int = 0
     body: int = 0
     prefixes: frozenset[str] = frozenset()
     header: int = 0
@@ -155,6 +160,8 @@ class SitemapWriter:
     Every URL is normalised, kept in scope (the folder of `base_url`, plus `allow_hosts`) and written once.
     On leaving the `with` block normally the set is published; on an exception nothing is.
     With `strict`, any error or warning means nothing is published (`StrictModeError`).
+    Extension data a validator would reject (a video without a title, an invalid hreflang, news older than
+    two days as of `now`, ...) is left out with a diagnostic, and a file holds at most 1,000 news URLs.
     """
 
     def __init__(
@@ -173,6 +180,7 @@ class SitemapWriter:
         strict: bool = False,
         dedupe: bool = True,
         on_diagnostic: DiagnosticHandler | None = None,
+        now: dt.datetime | None = None,
     ) -> None:
         if not 1 <= max_urls <= MAX_URLS:
             raise UsageError(f"max_urls must be from 1 to {MAX_URLS:,} (got {max_urls:,})")
@@ -195,7 +203,7 @@ class SitemapWriter:
         self.name = name
         self.strict = strict
         self.log = DiagnosticLog(on_diagnostic)
-        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe)
+        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe, now=now)
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
@@ -269,7 +277,11 @@ class SitemapWriter:
         if part is not None:
             prefixes = part.prefixes | needs if needs else part.prefixes
             header = self._header_len(prefixes) if needs else part.header
-            if part.urls >= self.max_urls or header + part.body + len(data) + _FOOTER > self.max_bytes:
+            if (
+                part.urls >= self.max_urls
+                or header + part.body + len(data) + _FOOTER > self.max_bytes
+                or (entry is not None and entry.news is not None and part.news >= MAX_NEWS_PER_SITEMAP)
+            ):
                 self._finish_part()
                 part = None
         if part is None:
@@ -295,6 +307,8 @@ class SitemapWriter:
         part.handle.write(data)
         part.body += len(data)
         part.urls += 1
+        if entry is not None and entry.news is not None:
+            part.news += 1
         if key and key > part.newest_key:
             part.newest, part.newest_key = lastmod, key
         return True

@@ -13,6 +13,7 @@ Bad lines become diagnostics with file and line; a bad optional field is dropped
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import itertools
 import json
@@ -24,6 +25,7 @@ from typing import IO, Any, cast
 
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.errors import InputError
+from sitemapkit.export import entry_from_dict
 from sitemapkit.model import UrlEntry
 from sitemapkit.records import TextRecord, entry_from_text
 
@@ -219,7 +221,13 @@ def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
         )
 
 
-def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
+_EXTENSIONS = ("images", "videos", "news", "alternates")
+
+
+def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord | UrlEntry]:
+    """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
+    `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; bad extension
+    data is reported and dropped, the URL kept. `sitemap` (where `parse` found the URL) is ignored."""
     warned: set[str] = set()
     for number, text in _lines(stream, fields):
         if not text.strip():
@@ -232,11 +240,11 @@ def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
         if not isinstance(obj, dict) or not isinstance(obj.get("loc"), str):
             fields.bad_line("expected an object with a string 'loc'; the line is skipped", number)
             continue
-        for key in obj.keys() - {"loc", *FIELDS} - warned:
+        for key in obj.keys() - {"loc", "sitemap", *FIELDS, *_EXTENSIONS} - warned:
             warned.add(key)
             fields.bad_line(f"unknown key {key!r} ignored (reported once per file)", number)
         values = {k: str(obj[k]) for k in FIELDS if obj.get(k) is not None}
-        yield TextRecord(
+        record = TextRecord(
             obj["loc"],
             values.get("lastmod"),
             values.get("changefreq"),
@@ -244,12 +252,26 @@ def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
             fields.source,
             number,
         )
+        extensions = {k: obj[k] for k in _EXTENSIONS if obj.get(k)}
+        if not extensions:
+            yield record
+            continue
+        entry = entry_from_text(record, fields.report)
+        try:
+            parsed = entry_from_dict({"loc": entry.loc, **extensions})
+        except InputError as exc:
+            fields.bad_line(f"{exc}; the extensions of this line are dropped", number)
+            yield entry
+            continue
+        yield dataclasses.replace(
+            entry, images=parsed.images, videos=parsed.videos, news=parsed.news, alternates=parsed.alternates
+        )
 
 
 _READERS = {"list": _read_list, "csv": _read_csv, "jsonl": _read_jsonl}
 
 
-def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord]:
+def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord | UrlEntry]:
     """Stream the records of one input file (`-` for stdin): the fields as text, with file and line.
 
     Raises `InputError` if the file cannot be opened or read at all.
@@ -298,7 +320,7 @@ def list_batches(
             stream.close()
 
 
-def read_records_of(names: Iterable[str], report: DiagnosticHandler) -> Iterator[TextRecord]:
+def read_records_of(names: Iterable[str], report: DiagnosticHandler) -> Iterator[TextRecord | UrlEntry]:
     """The records of several inputs, one after another."""
     return itertools.chain.from_iterable(read_records(name, report) for name in names)
 
@@ -307,7 +329,7 @@ def read_source(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
     """Stream the entries of one input file (`-` for stdin). Entries carry `sitemap=name` and `line`;
     a bad optional field is reported and dropped."""
     for record in read_records(name, report):
-        yield entry_from_text(record, report)
+        yield record if isinstance(record, UrlEntry) else entry_from_text(record, report)
 
 
 def read_sources(names: Iterable[str], report: DiagnosticHandler) -> Iterator[UrlEntry]:
