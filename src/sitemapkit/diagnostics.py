@@ -94,6 +94,24 @@ CODES: dict[str, CodeInfo] = dict(
         _c("tag-order", W, "The children of <url> are not in the order loc, lastmod, changefreq, priority."),
         # input files (generator)
         _c("bad-line", E, "An input line could not be understood."),
+        # generator sources: static site folders and access logs
+        _c(
+            "page-unreadable",
+            E,
+            "A page of a site folder is not readable HTML (empty, binary, too large); it is left out.",
+        ),
+        _c("unknown-log-format", E, "No line of an access log is in a known format (common, combined)."),
+        # lastmod sources (state store, --lastmod git|mtime)
+        _c(
+            "lastmod-fallback",
+            W,
+            "The chosen lastmod source has no value for a file (uncommitted, untracked); its mtime is used.",
+        ),
+        _c(
+            "git-shallow",
+            W,
+            "The git repository is a shallow clone: older files get the time of its oldest commit.",
+        ),
     ]
 )
 

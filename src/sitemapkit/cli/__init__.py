@@ -9,6 +9,7 @@ import click
 
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
+    "diff": "sitemapkit.cli.diff:diff",
     "generate": "sitemapkit.cli.generate:generate",
     "parse": "sitemapkit.cli.parse:parse",
     "validate": "sitemapkit.cli.validate:validate",
