@@ -803,3 +803,42 @@ def test_entries_come_out_as_they_complete() -> None:
 def test_garbage_root_start_tag() -> None:
     p = parse(b"<urlset xmlns=http://x><url><loc>https://e.com/</loc></url></urlset>")
     assert not p.parser.ok and p.entries == [] and "parse-error" in p.codes()
+
+
+def test_undeclared_prefix_in_a_complete_document_is_reported_where_it_is() -> None:
+    for chunk in (None, 5):
+        p = parse(urlset(url("https://example.com/a", "<foo:bar/>") + url("https://example.com/b")), chunk)
+        assert p.urls == ["https://example.com/a", "https://example.com/b"]
+        error = p.only("parse-error")
+        assert error.message == "The XML is not well-formed: Namespace prefix foo on bar is not defined."
+        assert (error.line, error.column) == (3, 46) and not p.parser.truncated
+
+
+def test_a_fatal_error_after_an_undeclared_prefix_is_the_one_reported() -> None:
+    p = parse(
+        urlset(url("https://example.com/a", "<foo:bar/>") + "<url><loc>https://example.com/b</lox></url>")
+    )
+    assert p.urls == ["https://example.com/a"]
+    assert "Opening and ending tag mismatch: loc" in p.only("parse-error").message
+
+
+def test_nul_byte_stops_the_xml_where_it_is() -> None:
+    doc = urlset(url("https://example.com/a") + "<!--\x00" + url("https://example.com/b") + "-->")
+    for chunk in (None, 3):
+        p = parse(doc, chunk)
+        first = p.diagnostics[0]
+        assert (first.code, first.line) == ("parse-error", 3)
+        assert "Char 0x0" in first.message
+        assert p.urls == ["https://example.com/a", "https://example.com/b"]
+
+
+def test_fast_url_entry_is_a_plain_url_entry() -> None:
+    from sitemapkit.parser import _new_url_entry
+
+    day = dt.date(2024, 5, 1)
+    fast = _new_url_entry("https://example.com/", day, "daily", 0.5, "s.xml", 7)
+    plain = UrlEntry("https://example.com/", day, "daily", 0.5, (), (), None, (), "s.xml", 7)
+    assert type(fast) is UrlEntry and fast == plain and hash(fast) == hash(plain)
+    assert repr(fast) == repr(plain) and (fast.sitemap, fast.line) == ("s.xml", 7)
+    with pytest.raises(AttributeError):
+        fast.loc = "https://example.com/x"  # type: ignore[misc]

@@ -6,7 +6,7 @@ import datetime as dt
 import gzip
 from xml.sax.saxutils import escape, quoteattr
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitemapkit.constants import CHANGEFREQS
@@ -132,9 +132,14 @@ FRAGMENTS = [
     "<!DOCTYPE x [<!ENTITY a 'b'>]>",
     "\x00",
     "é",
+    "中",
     "<url><loc>https://e.com/x</loc></url>",
     "&#x41;",
     "&#0;",
+    "<x:y>",
+    "</x:y>",
+    "<?x y?>",
+    "\r\n",
 ]
 xmlish = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map(
     lambda parts: (f'<urlset xmlns="{NS}" xmlns:image="{IMAGE_NS}">' + "".join(parts)).encode()
@@ -152,13 +157,47 @@ def test_random_bytes_never_crash(data: bytes) -> None:
     assert all(d.code for d in diagnostics)
 
 
+def _garbage(*parts: str) -> bytes:
+    return (f'<urlset xmlns="{NS}" xmlns:image="{IMAGE_NS}">' + "".join(parts)).encode()
+
+
 @settings(max_examples=300, deadline=None)
 @given(xmlish, st.lists(st.integers(0, 2000), max_size=6))
+# a stray & was reported before the entries that precede it in the same chunk
+@example(_garbage("<url>", "<url><loc>https://e.com/x</loc></url>", "&", "https://e.com/"), [164])
+# libxml2 found the bad PI only in the next chunk: the seek must start in the previous one
+@example(_garbage("<url>", "<url>", "<url>", "<url>", "<?", "</urlset>", "?>"), [151])
+# libxml2 looks for the end of a comment with strstr, which stops at a NUL
+@example(_garbage("<!--", "\x00", "<url><loc>https://e.com/x</loc></url>", "-->"), [131])
+# lxml raises the undeclared prefix (met first) when a later error stops the parser
+@example(_garbage("<x:y>", "<url><loc>https://e.com/x</loc></url>", "</url>"), [127])
+@example(_garbage("</urlset>", "<url>", "&", "<url><loc>https://e.com/x</loc></url>"), list(range(1, 180)))
+# lxml counts columns in characters, not bytes
+@example(_garbage("é中", "é中", "<url/>", "]]>", "<url>"), list(range(1, 147)))
 def test_xml_like_garbage_never_crashes_and_chunking_is_invisible(data: bytes, cuts: list[int]) -> None:
     whole = run(data)
     pieces = run(data, [c for c in cuts if c < len(data)])
     assert whole[0] == pieces[0] and lines_of(whole[0]) == lines_of(pieces[0])
-    assert [(d.code, d.line) for d in whole[1]] == [(d.code, d.line) for d in pieces[1]]
+    assert [(d.code, d.line, d.column, d.message) for d in whole[1]] == [
+        (d.code, d.line, d.column, d.message) for d in pieces[1]
+    ]
+    assert (whole[2].truncated, whole[2].kind, whole[2].ok) == (
+        pieces[2].truncated,
+        pieces[2].kind,
+        pieces[2].ok,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(xmlish)
+def test_xml_like_garbage_read_byte_by_byte(data: bytes) -> None:
+    whole = run(data)
+    bytewise = run(data, list(range(1, len(data))))
+    assert whole[0] == bytewise[0] and lines_of(whole[0]) == lines_of(bytewise[0])
+    assert [(d.code, d.line, d.column, d.message) for d in whole[1]] == [
+        (d.code, d.line, d.column, d.message) for d in bytewise[1]
+    ]
+    assert (whole[2].truncated, whole[2].kind) == (bytewise[2].truncated, bytewise[2].kind)
 
 
 @settings(max_examples=40, deadline=None)

@@ -12,8 +12,10 @@ DOCTYPE screening -> stray-`&` escaping -> lxml pull parsing -> per-entry readin
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import difflib
+import inspect
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -394,7 +396,6 @@ class _StrayAmpersands:
     def __init__(self) -> None:
         self._state = _NORMAL
         self._tail = b""
-        self.lines = 0  # newlines in all output so far
 
     def fix(self, chunk: bytes, final: bool) -> tuple[bytes, list[int]]:
         """Return the escaped bytes and the offsets (in them) of each stray `&` found."""
@@ -407,7 +408,6 @@ class _StrayAmpersands:
             and (final or data[-1:] != b"<")
             and (b"&" not in data or _STRAY.search(data) is None)
         ):
-            self.lines += data.count(b"\n")
             return data, []
         strays: list[int] = []
         n = len(data)
@@ -471,7 +471,6 @@ class _StrayAmpersands:
             strays = [s + 4 * i for i, s in enumerate(strays)]
         else:
             out = data
-        self.lines += out.count(b"\n")
         return out, strays
 
 
@@ -515,8 +514,75 @@ _VIDEO_FIELDS: Final = (
 )
 _MAX_TEXT_LINE: Final = 64 * 1024
 _MAX_PARSE_ERRORS: Final = 1000
+_HISTORY_MAX: Final = 4 * 1024 * 1024
+"""Most bytes kept for finding a fatal XML error in (when no element completes for that long)."""
 
 _START, _HEAD, _SNIFF, _XML, _SEEK, _TEXT, _SKIP = range(7)
+
+
+def _url_entry_maker() -> Callable[
+    [str, Lastmod | None, str | None, float | None, str, int | None], UrlEntry
+]:
+    """A constructor for `UrlEntry` without extensions that skips the frozen dataclass `__init__` (which
+    sets each of ten fields through `object.__setattr__`), writing the slots directly: the same object,
+    in about half the time. Falls back to the plain constructor if the class is not as expected."""
+    names: tuple[str, ...] = ("loc", "lastmod", "changefreq", "priority", "images", "videos", "news")
+    names += ("alternates", "sitemap", "line")
+    if (
+        tuple(f.name for f in dataclasses.fields(UrlEntry)) != names
+        or hasattr(UrlEntry, "__post_init__")
+        or not all(inspect.ismemberdescriptor(UrlEntry.__dict__.get(n)) for n in names)
+    ):  # pragma: no cover - the model changed: stay correct
+
+        def plain(
+            loc: str,
+            lastmod: Lastmod | None,
+            changefreq: str | None,
+            priority: float | None,
+            sitemap: str,
+            line: int | None,
+        ) -> UrlEntry:
+            return UrlEntry(loc, lastmod, changefreq, priority, (), (), None, (), sitemap, line)
+
+        return plain
+    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = (UrlEntry.__dict__[n].__set__ for n in names)
+    new = object.__new__
+
+    def fast(
+        loc: str,
+        lastmod: Lastmod | None,
+        changefreq: str | None,
+        priority: float | None,
+        sitemap: str,
+        line: int | None,
+    ) -> UrlEntry:
+        entry: UrlEntry = new(UrlEntry)
+        s0(entry, loc)
+        s1(entry, lastmod)
+        s2(entry, changefreq)
+        s3(entry, priority)
+        s4(entry, ())
+        s5(entry, ())
+        s6(entry, None)
+        s7(entry, ())
+        s8(entry, sitemap)
+        s9(entry, line)
+        return entry
+
+    return fast
+
+
+_new_url_entry = _url_entry_maker()
+
+
+def _char_bytes(data: bytes, pos: int, chars: int) -> int:
+    """How many bytes the first `chars` characters of the UTF-8 `data[pos:]` take (at most the rest)."""
+    if chars <= 0:
+        return 0
+    head = data[pos : pos + chars]
+    if head.isascii():
+        return len(head)
+    return len(data[pos : pos + 4 * chars].decode("utf-8", "ignore")[:chars].encode("utf-8"))
 
 
 class SitemapParser:
@@ -575,7 +641,12 @@ class SitemapParser:
         self._seek_line = 0
         self._seek_line_start = 0
         self._resumed_at = -1
+        # (bytes, offset, line, line start, characters from the parser's column 1 to the offset)
+        self._history: list[tuple[bytes, int, int, int, int]] = []
+        self._column_chars = 0
+        self._history_bytes = 0
         self._stream_pos = 0
+        self._xml_lines = 0  # newlines in the escaped bytes handed to lxml
         self._last_newline = -1
         self._parse_errors = 0
         self._entries_seen = 0
@@ -583,6 +654,9 @@ class SitemapParser:
         self._text_line = 0
         self._text_overlong = False
         self._core: dict[str, int] = {}
+        self._fast_tags: tuple[
+            str, ...
+        ] = ()  # <loc>, <lastmod>, <changefreq>, <priority> in the root namespace
         self._core_ns: frozenset[str] = frozenset()
         self._tag_kinds: dict[str, int] = {}
         self._date_cache: dict[str, Lastmod] = {}
@@ -877,30 +951,47 @@ class SitemapParser:
         self._core = {
             (f"{{{n}}}{name}" if n else name): rank for n in core_ns for rank, name in enumerate(names)
         }
+        if kind == "urlset":
+            self._fast_tags = tuple(f"{{{ns}}}{name}" if ns else name for name in _CORE_NAMES)
 
     def _xml_bytes(self, data: bytes, final: bool) -> None:
-        first_line = self._strip_lines + self._amp.lines + 1
         fixed, strays = self._amp.fix(data, final)
+        if not strays and b"\x00" not in fixed:
+            self._xml_piece(fixed, final)
+            return
+        # Deal with each stray `&` and NUL where it is in the stream, after lxml has read (and the
+        # entries report) everything before it, so that what is reported, and in which order, never
+        # depends on where the chunks were cut.
+        marks = strays
+        if b"\x00" in fixed:
+            marks = sorted(strays + [m.start() for m in re.finditer(b"\x00", fixed)])
+        start = 0
+        for offset in marks:
+            self._xml_piece(fixed[start:offset], False)
+            start = offset
+            if self._stage not in (_XML, _SEEK):
+                return
+            if fixed[offset] == 0:
+                self._nul()
+            else:
+                self._parse_error(
+                    "A raw '&' that starts no entity reference; write it as &amp; (it was read as '&').",
+                    self._stream_line(),
+                    self._stream_pos - self._last_newline,
+                )
+        self._xml_piece(fixed[start:], final)
+
+    def _xml_piece(self, fixed: bytes, final: bool) -> None:
+        """Hand escaped bytes to lxml, keeping count of their lines and offsets in the stream."""
+        first_line = self._stream_line()
         base = self._stream_pos
-        if strays:
-            self._report_strays(fixed, strays, first_line, base)
         line_start = self._last_newline + 1
         last_nl = fixed.rfind(b"\n")
         if last_nl >= 0:
             self._last_newline = base + last_nl
+            self._xml_lines += fixed.count(b"\n")
         self._stream_pos += len(fixed)
         self._pump(fixed, base, first_line, line_start, final)
-
-    def _report_strays(self, fixed: bytes, strays: list[int], first_line: int, base: int) -> None:
-        for offset in strays:
-            line = first_line + fixed.count(b"\n", 0, offset)
-            nl = fixed.rfind(b"\n", 0, offset)
-            column = offset - nl if nl >= 0 else base + offset - self._last_newline
-            self._parse_error(
-                "A raw '&' that starts no entity reference; write it as &amp; (it was read as '&').",
-                line,
-                column,
-            )
 
     def _parse_error(self, message: str, line: int | None, column: int | None = None) -> None:
         self._parse_errors += 1
@@ -915,34 +1006,42 @@ class SitemapParser:
         `base` is the offset of `data` in the (escaped) document stream, `first_line` the line it starts
         in and `line_start` the offset where that line starts.
         """
-        column_one = line_start  # where the parser's column 1 of `first_line` is
         while True:
             if self._stage == _XML:
-                resume = self._feed_lxml(data, base, first_line, line_start, column_one, final)
+                resume = self._feed_lxml(data, base, first_line, line_start, final)
                 if resume is None:
                     return
-                nl = data.rfind(b"\n", 0, resume)
-                if nl >= 0:
-                    first_line += data.count(b"\n", 0, resume)
-                    line_start = base + nl + 1
-                data, base = data[resume:], base + resume
+                data, base, first_line, line_start = resume
                 self._seek_buf, self._seek_line, self._seek_line_start = b"", first_line, line_start
             elif self._stage == _SEEK:
                 found = self._seek(data, base, final)
                 if found is None:
                     return
                 data, base, first_line, line_start = found
-                column_one = base
             else:
                 return
 
     def _feed_lxml(
-        self, data: bytes, base: int, first_line: int, line_start: int, column_one: int, final: bool
-    ) -> int | None:
-        """Feed `data`; on a fatal error return the offset in `data` to seek the next entry from."""
+        self, data: bytes, base: int, first_line: int, line_start: int, final: bool
+    ) -> tuple[bytes, int, int, int] | None:
+        """Feed `data`; on a fatal error return where to seek the next entry from (see `_lxml_failed`).
+
+        The bytes fed are kept in `_history` from the last feed that completed an element on: libxml2
+        holds back an unfinished construct, so an error it finds may lie in bytes fed earlier, and the
+        seek must start there whatever the chunk boundaries were.
+        """
         xml = self._xml
         if xml is None:
             return None
+        history = self._history
+        if data:
+            history.append((data, base, first_line, line_start, self._column_chars))
+            self._history_bytes += len(data)
+            # characters from the parser's column 1 to the end of `data`: lxml counts columns in those
+            nl = data.rfind(b"\n")
+            tail = data if nl < 0 else data[nl + 1 :]
+            chars = len(tail) if tail.isascii() else len(tail.decode("utf-8", "replace"))
+            self._column_chars = chars if nl >= 0 else self._column_chars + chars
         error: etree.XMLSyntaxError | None = None
         at_close = False
         try:
@@ -957,33 +1056,80 @@ class SitemapParser:
                 self._root_closed = True
         except etree.XMLSyntaxError as exc:
             error = exc
-        self._drain(xml)
+        progressed = self._drain(xml)
         if error is None:
+            if len(history) > 1 and (progressed or self._history_bytes > _HISTORY_MAX):
+                # lxml got past the start of the newest piece: an error cannot lie before it
+                # (or, for a construct longer than _HISTORY_MAX, seek from the newest piece).
+                del history[:-1]
+                self._history_bytes = len(history[0][0])
             return None
         self._xml = None
-        return self._lxml_failed(error, data, (base, first_line, line_start, column_one), at_close)
+        return self._lxml_failed(error, at_close)
 
-    def _lxml_failed(
-        self, exc: etree.XMLSyntaxError, data: bytes, where: tuple[int, int, int, int], at_close: bool
-    ) -> int | None:
-        """Report a fatal lxml error; return the offset in `data` to seek the next entry from, if any."""
-        base, first_line, line_start, column_one = where
-        msg = str(exc.msg or exc).split(", line ")[0].rstrip(".")
-        line = (exc.lineno or 1) + self._line_offset
-        parser_column = exc.position[1] if exc.position else 1
-        # Where the error is in the stream: lxml gives a line and a column; find the line in `data`.
-        if line > first_line:
+    def _lxml_failed(self, exc: etree.XMLSyntaxError, at_close: bool) -> tuple[bytes, int, int, int] | None:
+        """Report a fatal lxml error; return the bytes from the error on, with their stream offset, line
+        and line start, to seek the next entry in (None when reading stops)."""
+        history, self._history = self._history, []
+        self._history_bytes = 0
+        if history:
+            _, start, start_line, start_line_start, start_chars = history[0]
+            kept = b"".join(piece[0] for piece in history) if len(history) > 1 else history[0][0]
+        else:
+            start, start_line, start_line_start = (
+                self._stream_pos,
+                self._stream_line(),
+                self._last_newline + 1,
+            )
+            start_chars = self._column_chars
+            kept = b""
+        # lxml raises the parser's first error; that may be one libxml2 went on after (an undeclared
+        # namespace prefix), met before entries that were already read. The error that stopped the
+        # parser is the newest one in the (thread's) error log.
+        last = cast("Any", exc.error_log).last_error  # the stubs lack it
+        if last is not None and last.level == etree.ErrorLevels.FATAL:
+            msg, lineno, parser_column = str(last.message), last.line, last.column
+        else:
+            msg, lineno = str(exc.msg or exc), exc.lineno
+            parser_column = exc.position[1] if exc.position else 1
+        msg = msg.split(", line ")[0].rstrip(".")
+        line = (lineno or 1) + self._line_offset
+        # Where the error is in the stream: lxml gives a line and a column in characters (counted from
+        # where the parser started reading the line); find the line in `kept`, then the byte.
+        if line > start_line:
             offset = 0
-            for _ in range(line - first_line):
-                nl = data.find(b"\n", offset)
+            for _ in range(line - start_line):
+                nl = kept.find(b"\n", offset)
                 if nl < 0:
                     break
                 offset = nl + 1
-            line_start = column_one = base + offset
-        elif line < first_line:
-            line_start = column_one = base
-        at = column_one + max(0, parser_column - 1)
-        column = at - line_start + 1
+            line_start = start + offset
+            at = line_start + _char_bytes(kept, offset, parser_column - 1)
+        elif line == start_line:
+            line_start = start_line_start
+            skip = parser_column - 1 - start_chars
+            at = start + _char_bytes(kept, 0, skip) if skip > 0 else start
+        else:
+            line_start = at = start
+        if last is not None and last.level != etree.ErrorLevels.FATAL and at_close and self._root_closed:
+            # only namespace errors, in a complete document: it was read
+            self._stage = _SKIP
+            # (namespace errors do not stop libxml2: this one may lie before the bytes still kept)
+            self._parse_error(f"The XML is not well-formed: {msg}.", line, parser_column)
+            return None
+        if not self._fatal(msg, line, at - line_start + 1, at_close):
+            return None
+        cut = min(len(kept), max(0, at - start))
+        nl = kept.rfind(b"\n", 0, cut)
+        return (
+            kept[cut:],
+            start + cut,
+            start_line + kept.count(b"\n", 0, cut),
+            start + nl + 1 if nl >= 0 else start_line_start,
+        )
+
+    def _fatal(self, msg: str, line: int, column: int, at_close: bool) -> bool:
+        """Report a fatal XML error; say whether to seek the next entry (else reading stops)."""
         self._stage = _SKIP
         if self._root_closed:
             self._parse_error(
@@ -991,7 +1137,7 @@ class SitemapParser:
                 line,
                 column,
             )
-            return None
+            return False
         if at_close:
             self._parse_error(
                 f"The document ends before </{self._root_local}> ({msg}): the file is truncated "
@@ -1000,16 +1146,38 @@ class SitemapParser:
                 column,
             )
             self.truncated = True
-            return None
+            return False
         self._parse_error(f"The XML is not well-formed: {msg}.", line, column)
         if self._root_start is None:
             if self._entries_seen == 0:
                 self.kind = None
                 self.ok = False
             self.truncated = True
-            return None
+            return False
         self._stage = _SEEK
-        return min(len(data), max(0, at - base))
+        return True
+
+    def _nul(self) -> None:
+        """A NUL byte, never allowed in XML, is next in the stream: stop the parser here.
+
+        libxml2 looks ahead for the ends of constructs with C string functions, which stop at a NUL, so
+        when it reports one depends on where the chunks were cut; this makes it the same every time.
+        """
+        if self._stage != _XML or self._xml is None:
+            return
+        self._xml = None
+        self._history = []
+        self._history_bytes = 0
+        line = self._stream_line()
+        line_start = self._last_newline + 1
+        if self._fatal(
+            "Invalid character: Char 0x0 out of allowed range", line, self._stream_pos - line_start + 1, False
+        ):
+            self._seek_buf, self._seek_line, self._seek_line_start = b"", line, line_start
+
+    def _stream_line(self) -> int:
+        """The line the next escaped byte is in."""
+        return self._strip_lines + self._xml_lines + 1
 
     def _seek(self, data: bytes, base: int, final: bool) -> tuple[bytes, int, int, int] | None:
         """Look for the next entry start tag (or the root end tag) after a fatal error.
@@ -1042,6 +1210,7 @@ class SitemapParser:
             self._stage = _SKIP
             return None
         self._resumed_at = buf_base + at
+        self._column_chars = 0
         self._xml = self._new_lxml_parser(self._entry_names)
         self._root = None
         self._stage = _XML
@@ -1054,13 +1223,15 @@ class SitemapParser:
             return None
         return buf[at:], buf_base + at, line, line_start
 
-    def _drain(self, xml: etree.XMLPullParser) -> None:
+    def _drain(self, xml: etree.XMLPullParser) -> bool:
+        """Read the entries lxml completed; say whether it reported any element at all."""
         kinds = self._tag_kinds
         out = self._out
         before = len(out)
         root = self._root
         last = self._last
         events = cast("Iterator[tuple[str, etree._Element]]", xml.read_events())
+        el: etree._Element | None = None
         for _, el in events:
             tag = el.tag
             kind = kinds.get(tag)
@@ -1095,6 +1266,7 @@ class SitemapParser:
             last = el
         self._last = last
         self.count += len(out) - before
+        return el is not None
 
     def _classify(self, tag: Any) -> int:
         kind = _E_OTHER
@@ -1243,6 +1415,22 @@ class SitemapParser:
         )
         return None
 
+    def _schema_date(self, text: str) -> Lastmod | None:
+        """A date or date-time exactly in the schema's form, remembered; else None (nothing reported)."""
+        if _SCHEMA_DATE.fullmatch(text) is None:
+            return None
+        try:
+            value: Lastmod = (
+                dt.datetime.fromisoformat(text) if len(text) > 10 else dt.date.fromisoformat(text)
+            )
+        except ValueError:
+            return None
+        cache = self._date_cache
+        if len(cache) >= _DATE_CACHE_SIZE:
+            cache.clear()
+        cache[text] = value
+        return value
+
     def _date(
         self, text: str | None, tag: str, where: etree._Element | int | None, url: str | None
     ) -> Lastmod | None:
@@ -1294,6 +1482,61 @@ class SitemapParser:
         self._entries_seen += 1
         if self._entries_seen > MAX_URLS:
             self._count_limit(line)
+        # The common <url>: <loc>, then any of <lastmod>, <changefreq>, <priority> in that order, in the
+        # root's namespace, each a plain valid value: read in one pass with nothing to report. Anything
+        # else is read by `_read_url_checked`, which reports it.
+        children = list(el)
+        n = len(children)
+        tags = self._fast_tags
+        if n and n <= 4 and tags:
+            child = children[0]
+            text = child.text
+            if (
+                child.tag == tags[0]
+                and text
+                and text[0] > " "
+                and text[-1] > " "
+                and len(text) < MAX_URL_LENGTH
+                and _PLAIN_URL.fullmatch(text) is not None
+                and not len(child)
+            ):
+                loc = text
+                lastmod: Lastmod | None = None
+                changefreq: str | None = None
+                priority: float | None = None
+                i = 1
+                if i < n:
+                    child = children[i]
+                    if child.tag == tags[1]:
+                        text = child.text
+                        if text is None:
+                            return self._read_url_checked(el, line)
+                        lastmod = self._date_cache.get(text)
+                        if lastmod is None:
+                            lastmod = self._schema_date(text)
+                            if lastmod is None:
+                                return self._read_url_checked(el, line)
+                        i += 1
+                if i < n:
+                    child = children[i]
+                    if child.tag == tags[2]:
+                        changefreq = child.text
+                        if changefreq not in CHANGEFREQS:
+                            return self._read_url_checked(el, line)
+                        i += 1
+                if i < n:
+                    child = children[i]
+                    if child.tag == tags[3]:
+                        text = child.text
+                        priority = _PRIORITIES.get(text) if text is not None else None
+                        if priority is None:
+                            return self._read_url_checked(el, line)
+                        i += 1
+                if i == n:
+                    return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line)
+        return self._read_url_checked(el, line)
+
+    def _read_url_checked(self, el: etree._Element, line: int | None) -> UrlEntry | None:
         core = self._core
         loc_el = lastmod_el = changefreq_el = priority_el = None
         rank = 0
@@ -1369,7 +1612,7 @@ class SitemapParser:
         if extensions is None:
             if loc is None:
                 return None
-            return UrlEntry(loc, lastmod, changefreq, priority, (), (), None, (), self.source, line)
+            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line)
         images, videos, news, alternates = self._extensions(extensions, loc, line)
         if loc is None:
             return None
