@@ -116,7 +116,7 @@ def test_no_progress_output_when_piped(tmp_path: Path) -> None:
 
 def test_help_has_an_example() -> None:
     result = CliRunner().invoke(main, ["generate", "--help"])
-    assert result.exit_code == 0 and "Example:" in result.output and "--base-url" in result.output
+    assert result.exit_code == 0 and "Examples:" in result.output and "--base-url" in result.output
 
 
 def test_progress_shows_on_a_terminal(tmp_path: Path) -> None:

@@ -1,13 +1,76 @@
-"""`generate`: input files -> entries -> pipeline -> writer -> published sitemaps, as one function."""
+"""`generate`: sources (URL lists, CSV, JSONL, a site folder, access logs) -> entries -> pipeline -> writer
+-> published sitemaps, with an optional state store for honest `<lastmod>`, as one function."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sitemapkit.diagnostics import DiagnosticHandler
+from sitemapkit.errors import UsageError
+from sitemapkit.model import Lastmod, UrlEntry
 from sitemapkit.sources.lists import is_url_list, list_batches, read_source
 from sitemapkit.writer import IndexMode, PublishResult, SitemapWriter
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from sitemapkit.sources.folder import FolderPage, Skip
+    from sitemapkit.state import StateRun
+
+LASTMOD_CHOICES = ("content", "source", "mtime", "git")
+
+
+@dataclass(frozen=True)
+class FolderSource:
+    """A built static site (or a web server's document root) published at the base URL."""
+
+    path: str | os.PathLike[str]
+    clean_urls: bool = False
+    include: tuple[str, ...] = ("*.html", "*.htm")
+    exclude: tuple[str, ...] = ()
+    images: bool = False
+    volatile_selectors: tuple[str, ...] = ()
+    volatile_patterns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LogSource:
+    """Web-server access logs (Apache/nginx common or combined, gzip or not)."""
+
+    paths: tuple[str, ...]
+    min_hits: int = 1
+    strip_query: bool = False
+    exclude: tuple[str, ...] = ()
+    priority_from_hits: bool = False
+
+
+@dataclass
+class SourceStats:
+    """What the sources held, for the summary: lines read, pages scanned and skipped, log lines."""
+
+    read: int = 0
+    folder_pages: int = 0
+    folder_skipped: Counter[str] = field(default_factory=Counter)
+    log_lines: int = 0
+    log_pages: int = 0
+    log_bad_lines: int = 0
+    state: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "read": self.read,
+            "folder": {"pages": self.folder_pages, "skipped": dict(self.folder_skipped)},
+            "logs": {"lines": self.log_lines, "pages": self.log_pages, "bad_lines": self.log_bad_lines},
+            "state": self.state,
+        }
 
 
 def generate(
@@ -15,6 +78,10 @@ def generate(
     out_dir: str | os.PathLike[str],
     base_url: str,
     *,
+    folder: FolderSource | None = None,
+    logs: LogSource | None = None,
+    state: str | os.PathLike[str] | None = None,
+    lastmod: str | None = None,
     gzip: bool = False,
     gzip_level: int = 6,
     max_urls: int = 50_000,
@@ -26,41 +93,203 @@ def generate(
     strict: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     on_progress: Callable[[int], None] | None = None,
+    explain: Callable[[Skip], None] | None = None,
 ) -> PublishResult:
-    """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`).
+    """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`),
+    a site `folder` and access `logs`.
+
+    `<lastmod>`: with a `state` store (SQLite), a folder page's lastmod moves only when its content hash
+    changes (`lastmod="content"`, the default with a store); `"mtime"` and `"git"` take the file's
+    modification or last-commit time; `"source"` the value the input gives. Without a store, folder pages
+    get no lastmod unless `mtime` or `git` is asked for: no lastmod is better than a wrong one.
+    The store's run commits only if the sitemaps were published.
 
     Raises `InputError` when an input cannot be read and `PublishError` when nothing could be published;
-    in both cases the output folder is left as it was.
+    in both cases the output folder (and the store) are left as they were.
     """
-    writer = SitemapWriter(
-        out_dir,
+    sources = list(sources)
+    allow_hosts = tuple(allow_hosts)
+    if not sources and folder is None and logs is None:
+        raise UsageError("give at least one SOURCE file, a site folder or an access log")
+    if lastmod is not None and lastmod not in LASTMOD_CHOICES:
+        raise UsageError(f"lastmod must be one of {', '.join(LASTMOD_CHOICES)} (got {lastmod!r})")
+    if lastmod == "content" and state is None:
+        raise UsageError("lastmod 'content' needs a state store (--state) to remember content hashes")
+    mode = lastmod or ("content" if state is not None else "source")
+    stats = SourceStats()
+    with ExitStack() as stack:
+        run: StateRun | None = None
+        if state is not None:
+            from sitemapkit.state import StateStore
+
+            Path(state).parent.mkdir(parents=True, exist_ok=True)
+            store = stack.enter_context(StateStore(state))
+            run = stack.enter_context(store.run(lastmod_mode=mode))  # type: ignore[arg-type]
+        writer = SitemapWriter(
+            out_dir,
+            base_url,
+            gzip=gzip,
+            gzip_level=gzip_level,
+            max_urls=max_urls,
+            max_bytes=max_bytes,
+            index=index,
+            name=name,
+            xsl=xsl,
+            allow_hosts=allow_hosts,
+            strict=strict,
+            on_diagnostic=on_diagnostic,
+        )
+        try:
+            _add_sources(writer, sources, run, stats, on_progress)
+            if folder is not None:
+                _add_folder(writer, folder, base_url, allow_hosts, run, mode, stats, explain)
+            if logs is not None:
+                _add_logs(writer, logs, base_url, allow_hosts, run, stats)
+        except BaseException:
+            writer.abort()
+            raise
+        if run is None:
+            result = writer.close()
+        else:
+            result = run.commit_after(writer.close)
+            info = run.summary()
+            stats.state = {
+                k: getattr(info, k) for k in ("added", "revived", "changed", "unchanged", "removed")
+            }
+    return dataclasses.replace(result, sources=stats.to_dict())
+
+
+def _record_hash(entry: UrlEntry) -> str | None:
+    """A list entry has no page content: its own fields stand for it, so a new source lastmod counts as a
+    change. Without a lastmod there is nothing to go by (None: the store keeps what it had)."""
+    if entry.lastmod is None:
+        return None
+    text = f"{entry.lastmod.isoformat()}|{entry.changefreq}|{entry.priority}"
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _add_sources(
+    writer: SitemapWriter,
+    sources: list[str],
+    run: StateRun | None,
+    stats: SourceStats,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    def observed(entry: UrlEntry) -> Lastmod | None:
+        assert run is not None
+        run.observe(entry.loc, content_hash=_record_hash(entry), source_lastmod=entry.lastmod)
+        return entry.lastmod  # a list's lastmod is the source's: the store only records it
+
+    hook = observed if run is not None else None
+    for name in sources:
+        if is_url_list(name) and hook is None:
+            with list_batches(name, writer.log) as (batches, parse_line):
+                for first, lines, clean in batches:
+                    writer.add_lines(lines, first, parse_line, clean=clean)
+                    stats.read += len(lines)
+                    if on_progress is not None:
+                        on_progress(stats.read)
+            continue
+        for entry in read_source(name, writer.log):
+            writer.add_entry(entry, hook)
+            stats.read += 1
+            if on_progress is not None and not stats.read % 10_000:
+                on_progress(stats.read)
+
+
+def _add_folder(
+    writer: SitemapWriter,
+    folder: FolderSource,
+    base_url: str,
+    allow_hosts: tuple[str, ...],
+    run: StateRun | None,
+    mode: str,
+    stats: SourceStats,
+    explain: Callable[[Skip], None] | None,
+) -> None:
+    from sitemapkit.sources.folder import scan_folder
+
+    def skipped(skip: Skip) -> None:
+        stats.folder_skipped[skip.reason] += 1
+        if explain is not None:
+            explain(skip)
+
+    scan = scan_folder(
+        folder.path,
         base_url,
-        gzip=gzip,
-        gzip_level=gzip_level,
-        max_urls=max_urls,
-        max_bytes=max_bytes,
-        index=index,
-        name=name,
-        xsl=xsl,
+        clean_urls=folder.clean_urls,
+        include=folder.include,
+        exclude=folder.exclude,
+        images=folder.images,
         allow_hosts=allow_hosts,
-        strict=strict,
-        on_diagnostic=on_diagnostic,
+        report=writer.log,
+        explain=skipped,
+        volatile_selectors=folder.volatile_selectors,
+        volatile_patterns=folder.volatile_patterns,
     )
-    with writer:
-        read = 0
-        for name in sources:
-            if is_url_list(name):
-                with list_batches(name, writer.log) as (batches, parse_line):
-                    for first, lines, clean in batches:
-                        writer.add_lines(lines, first, parse_line, clean=clean)
-                        read += len(lines)
-                        if on_progress is not None:
-                            on_progress(read)
-            else:
-                for entry in read_source(name, writer.log):
-                    writer.add_entry(entry)
-                    read += 1
-                    if on_progress is not None and not read % 10_000:
-                        on_progress(read)
-    assert writer.result is not None
-    return writer.result
+    git_times: dict[str, dt.datetime] = {}
+    pages: Iterable[FolderPage] = scan
+    if mode == "git":
+        from sitemapkit.state import git_last_commit_times
+
+        listed = list(scan)  # the paths first: one git pass answers for all of them
+        git_times = git_last_commit_times(
+            folder.path, [str(p.path) for p in listed], on_diagnostic=writer.log
+        )
+        pages = listed
+    for page in pages:
+        stats.folder_pages += 1
+        writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times))
+
+
+def _page_lastmod(
+    page: FolderPage, run: StateRun | None, mode: str, git_times: dict[str, dt.datetime]
+) -> Callable[[UrlEntry], Lastmod | None]:
+    def lastmod(entry: UrlEntry) -> Lastmod | None:
+        git_time = git_times.get(str(page.path))
+        if run is not None:
+            return run.observe(entry.loc, content_hash=page.content_hash, mtime=page.mtime, git_time=git_time)
+        if mode == "git":
+            return git_time
+        if mode == "mtime":
+            import datetime
+
+            return datetime.datetime.fromtimestamp(int(page.mtime), datetime.UTC)
+        return None
+
+    return lastmod
+
+
+def _add_logs(
+    writer: SitemapWriter,
+    logs: LogSource,
+    base_url: str,
+    allow_hosts: tuple[str, ...],
+    run: StateRun | None,
+    stats: SourceStats,
+) -> None:
+    from sitemapkit.sources.logs import read_logs
+
+    summary = read_logs(
+        logs.paths,
+        base_url,
+        min_hits=logs.min_hits,
+        strip_query=logs.strip_query,
+        exclude=logs.exclude,
+        allow_hosts=allow_hosts,
+        report=writer.log,
+    )
+    stats.log_lines += summary.stats.lines
+    stats.log_bad_lines += summary.stats.bad
+    entries: Iterator[UrlEntry] = summary.entries(
+        priority=logs.priority_from_hits, source=", ".join(logs.paths)
+    )
+
+    def observed(entry: UrlEntry) -> Lastmod | None:
+        assert run is not None
+        run.observe(entry.loc, content_hash=None)
+        return None
+
+    for entry in entries:
+        stats.log_pages += 1
+        writer.add_entry(entry, observed if run is not None else None)

@@ -10,6 +10,7 @@ other file in the folder.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import gzip
 import json
@@ -93,6 +94,8 @@ class PublishResult:
     warnings: int
     diagnostics: tuple[Diagnostic, ...] = field(repr=False)
     stylesheet: Path | None = None
+    sources: dict[str, Any] | None = None
+    """What `generate` read: lines, folder pages (and why some were skipped), log lines, state changes."""
 
     @property
     def entry_url(self) -> str:
@@ -115,6 +118,7 @@ class PublishResult:
             },
             "removed": list(self.removed),
             "stylesheet": str(self.stylesheet) if self.stylesheet else None,
+            "sources": self.sources,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
 
@@ -247,13 +251,18 @@ class SitemapWriter:
         )
         return self.add_entry(entry)
 
-    def add_entry(self, entry: UrlEntry) -> bool:
-        """Add one entry (see `add`)."""
+    def add_entry(self, entry: UrlEntry, lastmod: Callable[[UrlEntry], Lastmod | None] | None = None) -> bool:
+        """Add one entry (see `add`). `lastmod`, if given, is called with the entry once it is accepted
+        (normalised, in scope, not a duplicate) and decides its `<lastmod>` (the state store does this)."""
         if self._closed:
             raise UsageError("the writer is closed")
         ready = self.pipeline.process(entry)
         if ready is None:
             return False
+        if lastmod is not None:
+            value = lastmod(ready)
+            if value != ready.lastmod:
+                ready = dataclasses.replace(ready, lastmod=value)
         needs = (
             prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
         )

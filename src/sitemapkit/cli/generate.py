@@ -1,21 +1,26 @@
-"""`sitemapkit generate`: sitemaps from URL lists, CSV and JSONL files."""
+"""`sitemapkit generate`: sitemaps from URL lists, CSV and JSONL files, a site folder and access logs."""
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, progress
 from sitemapkit.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.errors import InputError, InvalidUrlError, PublishError, UsageError
+from sitemapkit.generator import FolderSource, LogSource
 from sitemapkit.generator import generate as run_generate
 from sitemapkit.writer import PublishResult
 
+if TYPE_CHECKING:
+    from sitemapkit.sources.folder import Skip
+
 
 @click.command()
-@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
+@click.argument("sources", nargs=-1, metavar="[SOURCE]...")
 @click.option("--base-url", required=True, help="Public URL of the folder the sitemaps are published in.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder.")
 @click.option("--gzip", "use_gzip", is_flag=True, help="Write .xml.gz files.")
@@ -50,6 +55,42 @@ from sitemapkit.writer import PublishResult
     metavar="HOST",
     help="Also accept URLs on HOST (cross-submission through robots.txt). Repeatable.",
 )
+@click.option(
+    "--dir",
+    "site_dir",
+    type=click.Path(file_okay=False, exists=True),
+    help="A built static site (or document root) published at --base-url: its HTML pages become URLs.",
+)
+@click.option("--clean-urls", is_flag=True, help="With --dir: map b.html to /b (a/index.html is always /a/).")
+@click.option(
+    "--include", multiple=True, metavar="GLOB", help="With --dir: files to list [default: *.html *.htm]."
+)
+@click.option("--exclude", multiple=True, metavar="GLOB", help="With --dir or --log: paths to leave out.")
+@click.option("--images", is_flag=True, help="With --dir: list each page's <img> as image entries.")
+@click.option("--explain", is_flag=True, help="With --dir: say on stderr which pages were skipped and why.")
+@click.option(
+    "--volatile",
+    multiple=True,
+    metavar="SELECTOR",
+    help="With --dir: CSS selector of page parts that change on every build (left out of the content hash).",
+)
+@click.option(
+    "--log", "log_files", multiple=True, metavar="FILE", help="An access log (common/combined, .gz ok)."
+)
+@click.option("--min-hits", default=1, show_default=True, type=click.IntRange(1), help="With --log.")
+@click.option("--strip-query", is_flag=True, help="With --log: drop query strings.")
+@click.option("--priority-from-hits", is_flag=True, help="With --log: priority from hit counts.")
+@click.option(
+    "--state",
+    type=click.Path(dir_okay=False),
+    help="SQLite state store for honest lastmod, removals and `sitemapkit diff` (e.g. .sitemapkit/state.db).",
+)
+@click.option(
+    "--lastmod",
+    "lastmod_mode",
+    type=click.Choice(["content", "source", "mtime", "git"]),
+    help="Where lastmod comes from [default: content with --state, else source].",
+)
 @click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 @click.option(
@@ -71,18 +112,34 @@ def generate(
     name: str,
     xsl: str | None,
     allow_hosts: tuple[str, ...],
+    site_dir: str | None,
+    clean_urls: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    images: bool,
+    explain: bool,
+    volatile: tuple[str, ...],
+    log_files: tuple[str, ...],
+    min_hits: int,
+    strip_query: bool,
+    priority_from_hits: bool,
+    state: str | None,
+    lastmod_mode: str | None,
     strict: bool,
     as_json: bool,
     max_diagnostics: int,
 ) -> None:
-    """Generate sitemaps for the URLs in SOURCE files.
+    """Generate sitemaps for the URLs in SOURCE files, a site folder (--dir) and access logs (--log).
 
     A SOURCE is a URL list (one URL per line, optional TAB-separated lastmod, changefreq, priority),
     a .csv with a header, or a .jsonl file; .gz works, and '-' reads standard input.
 
     \b
-    Example:
+    Examples:
       sitemapkit generate urls.txt --base-url https://example.com/ --out public/ --gzip
+      sitemapkit generate --dir public/ --base-url https://example.com/ --out public/ \\
+          --state .sitemapkit/state.db --explain
+      sitemapkit generate --log access.log.gz --base-url https://example.com/ --out public/ --min-hits 3
     """
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     try:
@@ -102,6 +159,28 @@ def generate(
                 strict=strict,
                 on_diagnostic=printer,
                 on_progress=on_progress,
+                folder=FolderSource(
+                    site_dir,
+                    clean_urls=clean_urls,
+                    include=include or ("*.html", "*.htm"),
+                    exclude=exclude,
+                    images=images,
+                    volatile_selectors=volatile,
+                )
+                if site_dir
+                else None,
+                logs=LogSource(
+                    log_files,
+                    min_hits=min_hits,
+                    strip_query=strip_query,
+                    exclude=exclude,
+                    priority_from_hits=priority_from_hits,
+                )
+                if log_files
+                else None,
+                state=state,
+                lastmod=lastmod_mode,
+                explain=_explain if explain else None,
             )
     except InvalidUrlError as exc:
         raise click.BadParameter(str(exc), param_hint="--base-url") from None
@@ -118,6 +197,11 @@ def generate(
         _print_summary(result)
 
 
+def _explain(skip: Skip) -> None:
+    detail = f" ({skip.detail})" if skip.detail else ""
+    click.echo(f"{skip.path}: skipped, {skip.reason}{detail}", err=True)
+
+
 def _print_summary(result: PublishResult) -> None:
     for f in result.files:
         click.echo(f"{f.path}  {f.urls:,} URLs  {f.bytes:,} bytes")
@@ -130,4 +214,18 @@ def _print_summary(result: PublishResult) -> None:
         f"{result.rejected:,} rejected, {result.duplicates:,} duplicates; "
         f"{result.errors:,} errors, {result.warnings:,} warnings"
     )
+    sources = result.sources or {}
+    folder, logs, state = sources.get("folder") or {}, sources.get("logs") or {}, sources.get("state")
+    if folder.get("pages") or folder.get("skipped"):
+        skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(folder["skipped"].items())) or "none"
+        click.echo(f"site folder: {folder['pages']:,} pages listed; skipped: {skipped}")
+    if logs.get("lines"):
+        click.echo(
+            f"access logs: {logs['lines']:,} lines, {logs['pages']:,} pages, {logs['bad_lines']:,} bad lines"
+        )
+    if state:
+        click.echo(
+            "state: "
+            + ", ".join(f"{state[k]:,} {k}" for k in ("added", "changed", "unchanged", "removed", "revived"))
+        )
     click.echo(f"submit: {result.entry_url}")
