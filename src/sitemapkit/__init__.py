@@ -18,18 +18,27 @@ from sitemapkit.errors import (
     StrictModeError,
     UsageError,
 )
-from sitemapkit.generator import generate
 from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 from sitemapkit.urls import Scope, normalize_url
-from sitemapkit.validation import FileReport, ValidationReport, avalidate, validate
-from sitemapkit.writer import PublishResult, SitemapFile, SitemapWriter
 
 if TYPE_CHECKING:
+    from sitemapkit.generator import generate
     from sitemapkit.parser import SitemapParser, parse_bytes, parse_file
     from sitemapkit.reader import AsyncReader, Reader, SitemapNode, aread, read
+    from sitemapkit.validation import FileReport, ValidationReport, avalidate, validate
+    from sitemapkit.writer import PublishResult, SitemapFile, SitemapWriter
 
-# The reader pulls in httpx; load it on first use so `import sitemapkit` stays quick for writers.
+# The pure core is imported at once; each front end (writer, reader with httpx, parser with lxml,
+# validator) loads on first use, so `import sitemapkit` stays quick and a script pays only for what it uses.
 _LAZY = {
+    "generate": "sitemapkit.generator",
+    "PublishResult": "sitemapkit.writer",
+    "SitemapFile": "sitemapkit.writer",
+    "SitemapWriter": "sitemapkit.writer",
+    "FileReport": "sitemapkit.validation",
+    "ValidationReport": "sitemapkit.validation",
+    "avalidate": "sitemapkit.validation",
+    "validate": "sitemapkit.validation",
     "AsyncReader": "sitemapkit.reader",
     "Reader": "sitemapkit.reader",
     "SitemapNode": "sitemapkit.reader",
