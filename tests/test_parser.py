@@ -842,3 +842,20 @@ def test_fast_url_entry_is_a_plain_url_entry() -> None:
     assert repr(fast) == repr(plain) and (fast.sitemap, fast.line) == ("s.xml", 7)
     with pytest.raises(AttributeError):
         fast.loc = "https://example.com/x"  # type: ignore[misc]
+
+
+def test_root_and_doctype_problems_point_at_their_own_line() -> None:
+    from sitemapkit.parser import parse_bytes
+
+    for data, code in [
+        (
+            b'<?xml version="1.0"?>\n<!-- c -->\n<urlset xmlns="https://www.sitemaps.org/schemas/sitemap/0.9">'
+            b"<url><loc>https://e.com/</loc></url></urlset>",
+            "incorrect-namespace",
+        ),
+        (b'<?xml version="1.0"?>\n\n<!DOCTYPE urlset [<!ENTITY x "y">]>\n<urlset/>', "forbidden-doctype"),
+        (b'<?xml version="1.0"?>\n<!-- a -->\n<html><body>x</body></html>', "unsupported-format"),
+    ]:
+        found: list[Diagnostic] = []
+        list(parse_bytes(data, on_diagnostic=found.append))
+        assert [(d.code, d.line) for d in found] == [(code, 3)]

@@ -87,7 +87,7 @@ CASES: list[tuple[str, str | bytes, list[int | None]]] = [
         "incorrect-namespace",
         '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="https://www.sitemaps.org/schemas/sitemap/0.9">'
         "\n<url><loc>https://example.com/a</loc></url>\n</urlset>\n",
-        [1],  # the parser reports line 1; the root is on line 2 (reported to the parser owner)
+        [2],  # the root element's line
     ),
     (
         "encoding-error",
@@ -98,7 +98,7 @@ CASES: list[tuple[str, str | bytes, list[int | None]]] = [
     (
         "forbidden-doctype",
         '<?xml version="1.0"?>\n<!DOCTYPE urlset [<!ENTITY x "y">]>\n<urlset xmlns="' + NS + '"/>\n',
-        [1],
+        [2],
     ),
     ("empty-sitemap", urlset(), [None]),
     ("missing-tag", urlset("<url><lastmod>2024-01-01</lastmod></url>"), [3]),

@@ -233,6 +233,7 @@ class _Sniff(NamedTuple):
     root: str | None = None  # qualified name of the root element
     root_start: bytes | None = None  # the root's start tag, as written
     namespace: str | None = None  # the root's namespace, from its start tag
+    line: int = 1  # the line of what was found (the root's start tag, or the DOCTYPE)
 
 
 def _sniff(buf: bytes, final: bool) -> _Sniff | None:
@@ -301,6 +302,7 @@ def _sniff(buf: bytes, final: bool) -> _Sniff | None:
                     None,
                     f"Refused for safety: {problem}. Sitemaps need no DOCTYPE; remove it.",
                     code="forbidden-doctype",
+                    line=buf.count(b"\n", 0, pos) + 1,
                 )
             if re.match(rb"<!DOCTYPE\s+html\b", doctype, re.IGNORECASE):
                 return _Sniff(None, _html_message())
@@ -336,13 +338,16 @@ def _html_message() -> str:
 
 
 def _sniff_root(buf: bytes, pos: int, final: bool, skip: int) -> _Sniff | None:
+    line = buf.count(b"\n", 0, pos) + 1
     m = _START_TAG.match(buf, pos)
     if m is None:
         if not final and buf.find(b">", pos) < 0 and len(buf) <= _PROLOG_MAX:
             return None
         name_m = _NAME_ONLY.match(buf, pos)
         if name_m is None:
-            return _Sniff(None, "The document does not start with an element; it is not a sitemap.")
+            return _Sniff(
+                None, "The document does not start with an element; it is not a sitemap.", line=line
+            )
         qname = name_m.group(1).decode("ascii")
         root_start = None
         ns = None
@@ -358,12 +363,13 @@ def _sniff_root(buf: bytes, pos: int, final: bool, skip: int) -> _Sniff | None:
     kind = _ROOT_KINDS.get(local)
     if kind is None:
         if local.lower() == "html":
-            return _Sniff(None, _html_message())
+            return _Sniff(None, _html_message(), line=line)
         return _Sniff(
             None,
             f"The root element is <{qname}>, not <urlset> or <sitemapindex>; this is not a sitemap.",
+            line=line,
         )
-    return _Sniff(kind, skip=skip, root=qname, root_start=root_start, namespace=ns)
+    return _Sniff(kind, skip=skip, root=qname, root_start=root_start, namespace=ns, line=line)
 
 
 def _sniff_text(rest: bytes, final: bool) -> _Sniff | None:
@@ -634,6 +640,7 @@ class SitemapParser:
         self._last: etree._Element | None = None  # the last entry read, kept (cleared) until the next one
         self._root_local = ""
         self._root_start: bytes | None = None
+        self._root_line = 1
         self._root_closed = False
         self._resume: re.Pattern[bytes] | None = None
         self._entry_names: tuple[str, ...] = ()
@@ -843,7 +850,7 @@ class SitemapParser:
                 return
             buf, self._buf = self._buf, b""
             if sniff.kind is None:
-                self._report(sniff.code, sniff.problem or "Not a sitemap.", 1)
+                self._report(sniff.code, sniff.problem or "Not a sitemap.", sniff.line)
                 self.ok = False
                 self._stage = _SKIP
                 return
@@ -872,6 +879,7 @@ class SitemapParser:
         prefix = sniff.root[: -len(local)]
         self._root_local = local
         self._root_start = sniff.root_start
+        self._root_line = sniff.line
         kind = sniff.kind
         entries: tuple[str, ...]
         if kind in ("urlset", "sitemapindex"):
@@ -923,7 +931,7 @@ class SitemapParser:
                     "incorrect-namespace",
                     f"{root} uses the old Google namespace {NS_SITEMAP_LEGACY}; it was read, but use "
                     f'xmlns="{NS_SITEMAP}".',
-                    1,
+                    self._root_line,
                     severity=Severity.WARNING,
                 )
             elif ns == NS_SITEMAP_HTTPS:
@@ -931,19 +939,19 @@ class SitemapParser:
                     "incorrect-namespace",
                     f"{root} uses the namespace {ns}; it must be {NS_SITEMAP} (http, not https). "
                     "It was read anyway.",
-                    1,
+                    self._root_line,
                 )
             elif not ns:
                 self._report(
                     "incorrect-namespace",
                     f'{root} has no namespace; add xmlns="{NS_SITEMAP}". It was read anyway.',
-                    1,
+                    self._root_line,
                 )
             else:
                 self._report(
                     "incorrect-namespace",
                     f"{root} has the namespace {ns}; it must be {NS_SITEMAP}. It was read anyway.",
-                    1,
+                    self._root_line,
                 )
         core_ns = {ns or "", NS_SITEMAP, NS_SITEMAP_LEGACY, NS_SITEMAP_HTTPS, ""}
         self._core_ns = frozenset(core_ns)
