@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ["bench_generate.py", "bench_parse_file.py", "bench_parse_tree.py", "bench_validate.py"]
+SCRIPTS = [
+    "bench_generate.py",
+    "bench_parse_file.py",
+    "bench_parse_tree.py",
+    "bench_validate.py",
+    "bench_folder.py",
+    "bench_state.py",
+]
 
 
 def main() -> int:
