@@ -33,12 +33,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import translate
-from typing import IO, NamedTuple, cast
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.errors import InputError, InvalidUrlError
 from sitemapkit.model import UrlEntry
+from sitemapkit.sources.lists import open_input
 from sitemapkit.urls import Scope, normalize_url
 
 _ASSETS = """
@@ -197,17 +198,6 @@ def _compile_excludes(patterns: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(parts)) if parts else None
 
 
-def _open(path: str) -> IO[bytes]:
-    try:
-        with open(path, "rb") as probe:
-            magic = probe.read(2)
-        if magic == b"\x1f\x8b":
-            return cast(IO[bytes], gzip.open(path, "rb"))
-        return open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot open ({exc.strerror or exc})") from None
-
-
 def _target_text(target: str) -> str:
     if "\\x" in target:
         target = _BACKSLASH_X.sub(lambda m: "%" + m.group(1).upper(), target)
@@ -252,7 +242,7 @@ def read_logs(
         seen: Counter[str] = Counter()
         bad_here = 0
         parsed_here = 0
-        stream = _open(path)
+        stream = open_input(path)
         try:
             for number, raw in enumerate(stream, start=1):
                 line = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
