@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/sitemapkit generate examples/urls.txt examples/products.csv \
 		--base-url https://www.example.com/ --out examples/out --gzip --max-urls 1000 --xsl default
+	@echo
+	@echo "# and what a search engine would say about the result:"
+	$(BIN)/sitemapkit validate examples/out/sitemap.xml.gz --url https://www.example.com/sitemap.xml.gz
 
 test: $(STAMP)
 	$(BIN)/python -m pytest src tests

@@ -38,7 +38,11 @@ def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
         try:
             lastmod = parse_w3c(value, allow_naive=True)
         except InvalidDateError as exc:
-            bad("invalid-date", f"lastmod {value!r} is not a W3C Datetime ({_reason(exc)})")
+            reason = _reason(exc)
+            bad(
+                "invalid-date",
+                f"lastmod {value!r} is not a W3C Datetime" + (f" ({reason})" if reason else ""),
+            )
     if raw_changefreq is not None and (value := raw_changefreq.strip()):
         if value.lower() in CHANGEFREQS:
             changefreq = value.lower()
@@ -57,8 +61,12 @@ def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
 
 
 def _reason(exc: InvalidDateError) -> str:
+    """The detail of a date error (`day is out of range for month`), or "" when it only repeats the rule."""
     text = str(exc)
-    return text.split(" (", 1)[1].rstrip(")") if " (" in text else text.split(":", 1)[0]
+    if " (" in text:
+        return text.split(" (", 1)[1].rstrip(")")
+    head = text.split(":", 1)[0]
+    return "" if head == "not a W3C Datetime" else head
 
 
 # A URL already in normal form: lowercase host, no port, a path, only RFC 3986 characters, no % or #.
