@@ -508,3 +508,11 @@ def test_git_mode_end_to_end(tmp_path: Path, repo: Path) -> None:
         U + "a": dt.datetime(2024, 3, 1, tzinfo=dt.UTC),
         U + "c": dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
     }
+
+
+def test_a_short_file_that_is_not_sqlite_is_refused_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"x")
+    with pytest.raises(InputError, match="not an SQLite file"):
+        StateStore(path)
+    assert path.read_bytes() == b"x"

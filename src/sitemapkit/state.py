@@ -193,6 +193,21 @@ def _sqlite_error(path: Path, exc: sqlite3.Error, timeout: float) -> InputError:
     return InputError(f"{path}: state database error: {text}")
 
 
+def _check_header(path: Path) -> None:
+    """Refuse a non-empty file that is not SQLite: SQLite itself would take a file shorter than its
+    100-byte header for an empty database and overwrite it."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if head and head != b"SQLite format 3\x00":
+        raise InputError(
+            f"{path}: not a readable sitemapkit state database (not an SQLite file); "
+            "move it away to start over"
+        )
+
+
 class StateStore:
     """The state database at `path` (created, with its folder, unless `create` is False).
 
@@ -212,6 +227,8 @@ class StateStore:
                 raise InputError(f"{self.path.parent}: cannot create the folder ({exc.strerror})") from None
         elif not self.path.is_file():
             raise InputError(f"{self.path}: not a file")
+        else:
+            _check_header(self.path)
         try:
             self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as exc:
