@@ -116,3 +116,14 @@ def test_format_then_parse_round_trips(value: dt.date) -> None:
     back = parse_w3c(text)
     assert back == value
     assert format_w3c(back) == text
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:00:00-05:00"])
+def test_instants_outside_the_representable_range_are_invalid_not_a_crash(text: str) -> None:
+    with pytest.raises(InvalidDateError):
+        parse_w3c(text)
+
+
+def test_sort_key_clamps_at_the_ends_of_time() -> None:
+    early = dt.datetime(1, 1, 1, 0, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    assert sort_key(early) == dt.datetime.min.replace(tzinfo=UTC)

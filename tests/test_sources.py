@@ -178,3 +178,21 @@ def test_parse_output_feeds_generate(tmp_path: Path) -> None:
         write_jsonl(first, out)  # type: ignore[arg-type]
     generate([str(tmp_path / "urls.jsonl")], tmp_path / "two", base)
     assert (tmp_path / "two" / "sitemap.xml").read_bytes() == (tmp_path / "one" / "sitemap.xml").read_bytes()
+
+
+def test_a_named_pipe_is_read_once_and_loses_nothing(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "urls.fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w") as w:
+            w.write("https://example.com/a\n")
+            w.flush()
+            w.write("https://example.com/b\n")
+
+    threading.Thread(target=feed, daemon=True).start()
+    entries, diags = read(fifo)
+    assert [e.loc for e in entries] == ["https://example.com/a", "https://example.com/b"] and diags == []

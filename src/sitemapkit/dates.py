@@ -65,10 +65,13 @@ def parse_w3c(text: str, *, allow_naive: bool = False) -> Lastmod:
             tz = dt.UTC if not offset else dt.timezone(offset)
         fraction = m["fraction"] or ""
         micro = int((fraction + "000000")[:6]) if fraction else 0
-        return dt.datetime(
+        value = dt.datetime(
             year, month, day, int(m["hour"]), int(m["minute"]), int(m["second"] or 0), micro, tzinfo=tz
         )
-    except ValueError as exc:  # day 31 of April, hour 25, ...
+        if tz is not None:
+            value.astimezone(dt.UTC)  # an instant before year 1 or after 9999 in UTC cannot be compared
+        return value
+    except (ValueError, OverflowError) as exc:  # day 31 of April, hour 25, year 0, ...
         raise InvalidDateError(f"not a valid date: {text!r} ({exc})") from None
 
 
@@ -116,5 +119,9 @@ def sort_key(value: Lastmod) -> dt.datetime:
     """A UTC instant to compare dates and date-times by (a date counts as its midnight UTC)."""
     if isinstance(value, dt.datetime):
         aware = value if value.utcoffset() is not None else value.replace(tzinfo=dt.UTC)
-        return aware.astimezone(dt.UTC)
+        try:
+            return aware.astimezone(dt.UTC)
+        except OverflowError:  # within a day of year 1 or 9999: clamp to the representable end
+            edge = dt.datetime.min if aware.year == 1 else dt.datetime.max
+            return edge.replace(tzinfo=dt.UTC)
     return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)

@@ -41,13 +41,26 @@ def open_input(name: str) -> IO[bytes]:
             return cast(IO[bytes], gzip.GzipFile(fileobj=stdin, mode="rb"))
         return stdin
     try:
-        with open(name, "rb") as probe:
-            magic = probe.read(2)
-        if magic == b"\x1f\x8b":
-            return cast(IO[bytes], gzip.open(name, "rb"))
-        return open(name, "rb")
+        raw = open(name, "rb")  # noqa: SIM115 - returned; opened once, so a pipe loses nothing
+        if raw.peek(2)[:2] == b"\x1f\x8b":
+            return cast(IO[bytes], _OwningGzipFile(fileobj=raw, mode="rb"))
+        return raw
     except OSError as exc:
         raise InputError(f"{name}: cannot open ({exc.strerror or exc})") from None
+
+
+class _OwningGzipFile(gzip.GzipFile):
+    """A GzipFile that closes the file it reads from."""
+
+    def __init__(self, *, fileobj: IO[bytes], mode: str) -> None:
+        super().__init__(fileobj=fileobj, mode=mode)
+        self._owned = fileobj
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._owned.close()
 
 
 def _kind(name: str) -> str:
