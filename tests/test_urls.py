@@ -111,3 +111,31 @@ def test_normalize_is_idempotent_and_yields_valid_uris(path: str, query: str) ->
         return
     assert normalize_url(once) == once  # never encodes an existing %XX twice
     assert check_uri(once) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("https://example.com/docs/../admin", "https://example.com/admin"),
+        ("https://example.com/a/./b/../c", "https://example.com/a/c"),
+        ("https://example.com/a/..", "https://example.com/"),
+        ("https://example.com/a/%2e%2e/b", "https://example.com/b"),
+        ("https://example.com/.well-known/x", "https://example.com/.well-known/x"),
+        ("https://example.com/x?q=/../y", "https://example.com/x?q=/../y"),
+    ],
+)
+def test_dot_segments_are_removed(raw: str, expected: str) -> None:
+    assert normalize_url(raw) == expected
+
+
+def test_dot_segments_cannot_escape_the_scope() -> None:
+    scope = Scope("https://example.com/docs/")
+    assert normalize_url("https://example.com/docs/../admin") not in scope
+
+
+@pytest.mark.parametrize(
+    "base", ["https://example.com/?a=b", "https://example.com/x#frag", "ftp://example.com/"]
+)
+def test_a_folder_url_has_no_query_or_fragment(base: str) -> None:
+    with pytest.raises(InvalidUrlError):
+        Scope(base)

@@ -411,3 +411,48 @@ def test_extension_data_a_validator_would_reject_is_left_out_and_reported(tmp_pa
     assert text.count("<image:image>") == 1000 and text.count("<video:video>") == 2
     assert "en_GB" not in text and "<news:news>" not in text and text.count("<video:tag>") == 32
     assert "<video:duration>" not in text and "<video:rating>" not in text
+
+
+def test_equal_instants_keep_the_first_lastmod_on_both_paths(tmp_path: Path) -> None:
+    from sitemapkit.generator import generate
+
+    src = tmp_path / "urls.txt"
+    src.write_text(f"{BASE}z\n{BASE}a\t2024-01-01T00:00:00+00:00\n{BASE}b\t2024-01-01\n")
+    fast = generate([str(src)], tmp_path / "fast", BASE, index="always")
+    with SitemapWriter(tmp_path / "slow", BASE, index="always") as w:
+        w.add(f"{BASE}z")
+        w.add(f"{BASE}a", lastmod="2024-01-01T00:00:00+00:00")
+        w.add(f"{BASE}b", lastmod="2024-01-01")
+    assert w.result is not None
+    assert fast.files[0].lastmod == w.result.files[0].lastmod == dt.datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def test_a_run_interrupted_between_renames_is_repaired_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os as os_module
+
+    write(tmp_path, [f"{BASE}a{i}" for i in range(4)], max_urls=2)
+    real_replace = os_module.replace
+    calls = {"n": 0}
+
+    def flaky(src: object, dst: object) -> None:
+        if Path(str(dst)).name == "sitemap.xml":  # the new children are in place, the index is not
+            calls["n"] += 1
+            raise KeyboardInterrupt
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("sitemapkit.writer.os.replace", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        write(tmp_path, [f"{BASE}b{i}" for i in range(6)], max_urls=2)
+    monkeypatch.setattr("sitemapkit.writer.os.replace", real_replace)
+    assert calls["n"] == 1 and (tmp_path / "sitemap-3.xml").exists()
+    w = write(tmp_path, [f"{BASE}c{i}" for i in range(6)], max_urls=2)  # no "not written by sitemapkit"
+    assert w.result is not None and published(tmp_path) == [
+        "sitemap-1.xml",
+        "sitemap-2.xml",
+        "sitemap-3.xml",
+        "sitemap.xml",
+    ]
+    assert locs(tmp_path / "sitemap-3.xml") == [f"{BASE}c4", f"{BASE}c5"]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -21,7 +21,17 @@ locs = st.one_of(
     st.lists(canonical_chars, max_size=12).map(lambda cs: BASE + "".join(cs)),
     st.lists(path_chars, max_size=12).map(lambda cs: BASE + "".join(cs)),
     st.sampled_from(
-        ["/rel", "https://other.org/x", "HTTPS://Example.com/Up", "https://example.com:443/p", "", "nope"]
+        [
+            "/rel",
+            "https://other.org/x",
+            "HTTPS://Example.com/Up",
+            "https://example.com:443/p",
+            "",
+            "nope",
+            "https://example.com/a/../b",
+            "https://example.com/./c",
+            "https://example.com/.well-known/d",
+        ]
     ),
 )
 lastmods = st.one_of(

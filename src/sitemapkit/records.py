@@ -70,5 +70,6 @@ def _reason(exc: InvalidDateError) -> str:
 
 
 # A URL already in normal form: lowercase host, no port, a path, only RFC 3986 characters, no % or #.
-# `normalize_url` returns such a URL unchanged, so the writer's bulk path may take it as it is.
+# `normalize_url` returns such a URL unchanged unless it has dot segments (`/./`, `/../`), which the
+# writer's bulk path checks for separately.
 CANONICAL_URL = re.compile(r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")

@@ -80,7 +80,13 @@ def normalize_url(text: str, base_url: str | None = None) -> str:
         raise InvalidUrlError(text, "empty URL")
     m = _FAST.fullmatch(s)
     port = m.group(3) if m is not None else None
-    if m is not None and "%" not in s and "#" not in s and (port is None or int(port) <= 65535):
+    if (
+        m is not None
+        and "%" not in s
+        and "#" not in s
+        and (port is None or int(port) <= 65535)
+        and "/." not in s[m.end(2) :]  # no dot segments to remove
+    ):
         if port is not None and int(port) == _DEFAULT_PORTS[m.group(1)]:
             s = f"{m.group(1)}://{m.group(2)}{m.group(4) or '/'}"
         elif m.group(4) is None:
@@ -122,7 +128,7 @@ def _normalize_slow(s: str, original: str, base_url: str | None) -> str:
     )
     host = _encode_host(hostname, original)
     netloc = host if port is None or port == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
-    path = _quote(parts.path) or "/"
+    path = _remove_dot_segments(_quote(parts.path)) or "/"
     url = f"{scheme}://{netloc}{path}"
     if parts.query or (s.endswith("?") and "#" not in s):
         url += "?" + _quote(parts.query)
@@ -133,6 +139,25 @@ def _normalize_slow(s: str, original: str, base_url: str | None) -> str:
             url, f"URL has {len(url)} characters (must be under {MAX_URL_LENGTH})", code="url-too-long"
         )
     return url
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4: `/a/./b/../c` is `/a/c` (so `/docs/../admin` cannot pass as under `/docs/`).
+    `%2E` is an unreserved character spelled out, so it counts as a dot."""
+    if "." not in path and "%2E" not in path:
+        return path
+    segments = path.replace("%2E", ".").split("/")
+    if "." not in segments and ".." not in segments:
+        return path
+    out: list[str] = []
+    for segment in segments[1:]:
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    trailing = segments[-1] in (".", "..")
+    return "/" + "/".join(out) + ("/" if trailing and out else "")
 
 
 def check_uri(url: str) -> str | None:
@@ -179,6 +204,8 @@ class Scope:
 
     def __init__(self, folder: str, allow_hosts: tuple[str, ...] | list[str] = ()) -> None:
         folder = normalize_url(folder)
+        if "?" in folder or "#" in folder:
+            raise InvalidUrlError(folder, "a folder URL has no query or fragment")
         if not folder.endswith("/"):
             folder += "/"
         self.folder = folder
@@ -194,7 +221,7 @@ class Scope:
             return True
         if self.allow_hosts:
             host = (urlsplit(url).hostname or "").lower()
-            return host in self.allow_hosts
+            return host in self.allow_hosts or f"[{host}]" in self.allow_hosts
         return False
 
     def explain(self, url: str) -> str:

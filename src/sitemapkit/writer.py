@@ -365,6 +365,7 @@ class SitemapWriter:
         pending: list[str] = []
         urls = size = limit_urls = limit_size = accepted = 0
         newest_date = newest_time = ""
+        date_at = time_at = 0  # where each first appeared: equal instants keep the earlier, as `_write` does
 
         def sync() -> None:
             nonlocal part, accepted, newest_date, newest_time
@@ -372,8 +373,16 @@ class SitemapWriter:
                 part.handle.write("".join(pending).encode())
                 part.urls, part.body = urls, size - part.header
                 pending.clear()
-                for value, key in ((newest_date, newest_date + "T00:00:00"), (newest_time, newest_time[:19])):
-                    if value and key > part.newest_key:
+                candidates = sorted(
+                    (at, value, key)
+                    for at, value, key in (
+                        (date_at, newest_date, newest_date + "T00:00:00"),
+                        (time_at, newest_time, newest_time[:19]),
+                    )
+                    if value
+                )
+                for _, value, key in candidates:
+                    if key > part.newest_key:
                         part.newest, part.newest_key = value, key
                 part = None
             newest_date = newest_time = ""
@@ -399,6 +408,7 @@ class SitemapWriter:
                 part is None
                 or not loc.startswith(folder)
                 or len(loc) >= MAX_URL_LENGTH
+                or "/." in loc  # a dot segment, which normalize_url removes
                 or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
             ):
                 general(index)
@@ -423,9 +433,9 @@ class SitemapWriter:
             if tab:
                 if len(lastmod) == 10:
                     if lastmod > newest_date:
-                        newest_date = lastmod
+                        newest_date, date_at = lastmod, index
                 elif lastmod > newest_time:
-                    newest_time = lastmod
+                    newest_time, time_at = lastmod, index
             pending.append(xml)
             urls += 1
             size += len(xml)
@@ -632,6 +642,13 @@ class SitemapWriter:
             )
         return size
 
+    def _write_manifest(self, names: list[str]) -> None:
+        manifest = manifest_name(self.name)
+        temp = self._temp(manifest)
+        temp.write_text(json.dumps({"version": 1, "files": names}, indent=1) + "\n", "utf-8")
+        os.replace(temp, self.out_dir / manifest)
+        self._temps.remove(temp)
+
     def _read_manifest(self) -> set[str]:
         path = self.out_dir / manifest_name(self.name)
         try:
@@ -644,6 +661,9 @@ class SitemapWriter:
         return {n for n in names if isinstance(n, str) and _is_plain_name(n)}
 
     def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[str, ...]:
+        """Rename the finished files into place and record them. The manifest first names old and new
+        files together, so a run interrupted between two renames leaves every file accounted for (each one
+        whole: old or new), and the next run replaces or removes them."""
         previous = self._read_manifest()
         new_names = [final.name for _, final in renames]
         for _, final in renames:
@@ -652,14 +672,11 @@ class SitemapWriter:
                     f"{final} exists and was not written by sitemapkit; move it away or choose another "
                     "--name. Nothing was published"
                 )
+        self._write_manifest(sorted(previous | set(new_names)))
         for temp, final in renames:  # children first, index last: the index never names a missing file
             os.replace(temp, final)
             self._temps.remove(temp)
-        manifest = manifest_name(self.name)
-        manifest_temp = self._temp(manifest)
-        manifest_temp.write_text(json.dumps({"version": 1, "files": new_names}, indent=1) + "\n", "utf-8")
-        os.replace(manifest_temp, self.out_dir / manifest)
-        self._temps.remove(manifest_temp)
+        self._write_manifest(new_names)
         removed: list[str] = []
         for stale in sorted(previous - set(new_names)):
             path = self.out_dir / stale

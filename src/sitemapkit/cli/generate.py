@@ -183,7 +183,8 @@ def generate(
                 explain=_explain if explain else None,
             )
     except InvalidUrlError as exc:
-        raise click.BadParameter(str(exc), param_hint="--base-url") from None
+        hint = "--allow-host" if any(exc.url == h for h in allow_hosts) else "--base-url"
+        raise click.BadParameter(str(exc), param_hint=hint) from None
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     except (InputError, PublishError) as exc:
