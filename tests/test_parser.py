@@ -859,3 +859,17 @@ def test_root_and_doctype_problems_point_at_their_own_line() -> None:
         found: list[Diagnostic] = []
         list(parse_bytes(data, on_diagnostic=found.append))
         assert [(d.code, d.line) for d in found] == [(code, 3)]
+
+
+@pytest.mark.parametrize("encoding", ["rot13", "base64", "hex", "zlib", "idna", "utf-16", "bogus"])
+def test_an_unusable_declared_encoding_is_reported_and_the_file_read_as_utf8(encoding: str) -> None:
+    from sitemapkit.parser import parse_bytes
+
+    data = (
+        f'<?xml version="1.0" encoding="{encoding}"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>https://e.com/a</loc></url></urlset>\n"
+    ).encode()
+    found: list[Diagnostic] = []
+    entries = list(parse_bytes(data, on_diagnostic=found.append))
+    assert [e.loc for e in entries] == ["https://e.com/a"]
+    assert [d.code for d in found] == ["encoding-error"]

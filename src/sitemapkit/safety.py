@@ -110,11 +110,18 @@ def is_utf8_name(name: str) -> bool:
 
 
 def known_codec(name: str) -> str | None:
-    """The Python codec for an encoding name, or None if Python does not know it."""
+    """The Python codec for a text encoding name, or None if Python does not know it as one.
+
+    Codecs that are not text encodings (`rot13`, `base64`, `zlib`, ...) and those without an incremental
+    decoder that can replace bad bytes (`idna`) count as unknown: a document cannot pick them."""
     try:
-        return codecs.lookup(name).name
-    except LookupError:
+        info = codecs.lookup(name)
+        if not getattr(info, "_is_text_encoding", True):
+            return None
+        codecs.getincrementaldecoder(info.name)("replace").decode(b"<?xml", False)
+    except (LookupError, UnicodeError, TypeError, ValueError, AssertionError):
         return None
+    return info.name
 
 
 class Utf8Normalizer:
