@@ -873,3 +873,19 @@ def test_an_unusable_declared_encoding_is_reported_and_the_file_read_as_utf8(enc
     entries = list(parse_bytes(data, on_diagnostic=found.append))
     assert [e.loc for e in entries] == ["https://e.com/a"]
     assert [d.code for d in found] == ["encoding-error"]
+
+
+def test_highly_compressed_input_comes_out_in_bounded_batches() -> None:
+    import gzip
+
+    from sitemapkit.parser import SitemapParser
+
+    body = b"<url><loc>https://e.com/x</loc></url>" * 300_000
+    data = gzip.compress(
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' + body + b"</urlset>", 9
+    )
+    parser = SitemapParser("bomb.xml.gz")
+    sizes = [len(batch) for batch in parser.feed_pieces(data)]
+    sizes.append(len(parser.close()))
+    assert sum(sizes) == 300_000
+    assert len(data) > 20_000 and max(sizes) < 150_000  # one feed of the whole body would be all 300,000

@@ -76,6 +76,8 @@ NS_SITEMAP_HTTPS: Final = "https://www.sitemaps.org/schemas/sitemap/0.9"
 CHUNK: Final = 256 * 1024
 """Bytes read at a time by `parse_file` and `parse_bytes`."""
 DEFAULT_MAX_UNCOMPRESSED: Final = 100 * 1024 * 1024
+_PIECE: Final = 4096
+"""Compressed bytes fed at a time by `feed_pieces`."""
 
 _LANGUAGES = """
     aa ab ae af ak am an ar as av ay az ba be bg bi bm bn bo br bs ca ce ch co cr cs cu cv cy da de dv
@@ -677,6 +679,16 @@ class SitemapParser:
         if chunk and not self._stopped:
             self._raw(bytes(chunk), final=False)
         return self._take()
+
+    def feed_pieces(self, chunk: bytes) -> Iterator[list[Entry]]:
+        """Like `feed`, in bounded batches: compressed input is fed 4 KiB at a time, so that one chunk of a
+        highly compressible body (deflate expands up to about 1,000 times) never yields more than a few MB
+        of entries at once. Streaming callers consume each batch before the next is inflated."""
+        if not (self.compressed or chunk[:2] == GZIP_MAGIC) or len(chunk) <= _PIECE:
+            yield self.feed(chunk)
+            return
+        for start in range(0, len(chunk), _PIECE):
+            yield self.feed(chunk[start : start + _PIECE])
 
     def close(self) -> list[Entry]:
         """Signal the end of the input; return the remaining entries. Flushes the last text line."""
@@ -2231,7 +2243,8 @@ def parse_bytes(
     parser = SitemapParser(source, on_diagnostic=on_diagnostic, max_uncompressed=max_uncompressed)
     view = memoryview(data)
     for start in range(0, len(data), CHUNK):
-        yield from parser.feed(bytes(view[start : start + CHUNK]))
+        for batch in parser.feed_pieces(bytes(view[start : start + CHUNK])):
+            yield from batch
     yield from parser.close()
 
 
@@ -2250,5 +2263,6 @@ def parse_file(
     )
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
-            yield from parser.feed(chunk)
+            for batch in parser.feed_pieces(chunk):
+                yield from batch
     yield from parser.close()

@@ -406,12 +406,12 @@ class _Walk:
         children: list[IndexEntry] = []
         try:
             async for piece in pieces:
-                out = parser.feed(piece)
-                if out:
-                    batch = self._route(out, parser.kind, children)
-                    if batch:
-                        node.url_count += len(batch)
-                        yield batch
+                for out in parser.feed_pieces(piece):
+                    if out:
+                        batch = self._route(out, parser.kind, children)
+                        if batch:
+                            node.url_count += len(batch)
+                            yield batch
                 if response is not None:
                     node.bytes = response.raw_bytes
         except DownloadTooLargeError:

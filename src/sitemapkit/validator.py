@@ -262,7 +262,8 @@ class Validator:
             checks = self.tree.file(ordinal, name, job.public, sources=self.names)
             try:
                 for piece in _file_pieces(job.read, file):
-                    self._entries(parser.feed(piece), checks, children)
+                    for batch in parser.feed_pieces(piece):
+                        self._entries(batch, checks, children)
             except OSError as exc:
                 file.error = f"cannot read: {exc.strerror or exc}"
                 self._fetch_problem("read-error", f"The file cannot be read ({file.error}).", job)
@@ -324,7 +325,8 @@ class Validator:
                     async for piece in response.aiter_bytes():
                         spool.write(piece)
                         file.bytes = response.raw_bytes
-                        self._entries(parser.feed(piece), checks, children)
+                        for batch in parser.feed_pieces(piece):
+                            self._entries(batch, checks, children)
                 file.bytes = response.raw_bytes
             return checks, True
         except DownloadTooLargeError as exc:
