@@ -565,3 +565,21 @@ def test_real_sitemaps_judged_at_their_public_url(real_sitemaps: Path) -> None:
     assert not foreign.ok and codes(foreign)["url-not-allowed"] == 19
     uniform = validate(files / "064-xml-sitemaps-com-loc-whitespace.xml", now=REAL_NOW)
     assert codes(uniform)["lastmod-uniform"] == 1
+
+
+def test_an_index_that_lists_itself_is_a_loop_not_a_nested_index(tmp_path: Path) -> None:
+    path = tmp_path / "selfidx.xml"
+    path.write_text(index("https://example.com/selfidx.xml", "https://example.com/a.xml"))
+    (tmp_path / "a.xml").write_text(urlset("<url><loc>https://example.com/p</loc></url>"))
+    report = validate(str(path), url="https://example.com/selfidx.xml")
+    assert [(d.code, d.line) for d in report] == [("fetch-loop", 3)]
+    assert report.ok and len(report.files) == 2
+
+
+def test_a_child_redirecting_to_its_index_is_a_loop(server: LocalServer) -> None:
+    server.route("/parent.xml", index(server.url("/redir.xml"), server.url("/good.xml")))
+    server.redirect("/redir.xml", server.url("/parent.xml"))
+    server.route("/good.xml", urlset(f"<url><loc>{server.url('/a')}</loc></url>"))
+    report = validate(server.url("/parent.xml"))
+    assert [d.code for d in report] == ["fetch-loop"] and report.ok
+    assert report.urls == 1

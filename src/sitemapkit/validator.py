@@ -21,11 +21,12 @@ from urllib.parse import unquote, urlsplit
 from sitemapkit.checks import FileChecks, TreeChecks
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.discover import classify, discover
+from sitemapkit.errors import InvalidUrlError
 from sitemapkit.fetch import ContentDecodingError, DownloadTooLargeError, Fetcher, FetchError, FetchOptions
 from sitemapkit.model import IndexEntry, UrlEntry
 from sitemapkit.parser import SitemapParser, parse_file
 from sitemapkit.safety import GZIP_MAGIC, detect_encoding, is_utf8_name, known_codec
-from sitemapkit.urls import folder_of
+from sitemapkit.urls import folder_of, normalize_url
 from sitemapkit.validation import FileReport, ValidationReport
 
 CHUNK: Final = 256 * 1024
@@ -36,6 +37,14 @@ _LINE_CAP: Final = 1 << 20
 """Most characters of one line searched for an excerpt (a minified file is one huge line)."""
 _LOOKAHEAD: Final = 8
 """Lines after an entry's first searched for the URL at fault, for the excerpt."""
+
+
+def _visit_key(url: str) -> str:
+    """A URL as compared for loops: normalised, without its fragment."""
+    try:
+        return normalize_url(url).partition("#")[0]
+    except InvalidUrlError:
+        return url
 
 
 @dataclass(slots=True)
@@ -93,6 +102,7 @@ class Validator:
         self.options = options
         self.on_diagnostic = on_diagnostic
         self.tree = TreeChecks(self.emit, now=tree_now, allow_hosts=allow_hosts)
+        self._visited: set[str] = set()  # sitemaps of the current tree, by normalised URL: loops stop here
         self.spool = spool
         self.names: list[str] = []
         """Source name of each file, by ordinal."""
@@ -162,14 +172,26 @@ class Validator:
             return []
         return [_Job(u, False, None) for u in found.sitemaps]
 
+    def _seen(self, *urls: str | None) -> None:
+        for url in urls:
+            if url and "://" in url:
+                self._visited.add(_visit_key(url))
+
     async def _tree(self, root: _Job, fetcher: Fetcher) -> None:
+        self._visited.clear()
+        self._seen(root.public, root.read if not root.local else None)
         file, children = await self._file(root, fetcher)
+        self._seen(file.url, file.final_url)
         if file.kind != "sitemapindex" or not self.options.recursive:
             return
         for child in children:
+            if _visit_key(child.url) in self._visited:
+                self._loop(file, child.line, child.url, "lists itself (or a sitemap already read)")
+                continue
             job = self._child_job(root, file, child)
             if job is None:
                 continue
+            self._seen(child.url)
             sub, _ = await self._file(job, fetcher)
             if sub.kind == "sitemapindex":
                 self.emit(
@@ -182,6 +204,17 @@ class Validator:
                         url=child.url,
                     )
                 )
+
+    def _loop(self, parent: FileReport, line: int | None, url: str, what: str) -> None:
+        self.emit(
+            Diagnostic.make(
+                "fetch-loop",
+                f"This child {what}; it is not followed. An index should list only its child sitemaps.",
+                source=parent.source,
+                line=line,
+                url=url,
+            )
+        )
 
     def _child_job(self, root: _Job, parent: FileReport, child: _Child) -> _Job | None:
         """Where to read a child of `root` from (see the module docstring), or None (reported)."""
@@ -303,6 +336,16 @@ class Validator:
                 file.status = response.status
                 if response.redirects:
                     file.final_url = response.final_url
+                    if job.parent is not None and _visit_key(response.final_url) in self._visited:
+                        file.error = "redirects to a sitemap already read"
+                        self._loop(
+                            job.parent,
+                            job.parent_line,
+                            job.name or job.read,
+                            f"redirects to a sitemap already read ({response.final_url})",
+                        )
+                        return None
+                    self._seen(response.final_url)
                 if not response.ok:
                     file.error = f"HTTP {response.status}"
                     self._fetch_problem(
