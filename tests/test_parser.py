@@ -889,3 +889,16 @@ def test_highly_compressed_input_comes_out_in_bounded_batches() -> None:
     sizes.append(len(parser.close()))
     assert sum(sizes) == 300_000
     assert len(data) > 20_000 and max(sizes) < 150_000  # one feed of the whole body would be all 300,000
+
+
+def test_a_doctype_internal_subset_is_refused_even_when_it_hides_its_entities() -> None:
+    from sitemapkit.parser import parse_bytes
+
+    entities = "".join(f'<!ENTITY l{i} "&l{i - 1};&l{i - 1};">' for i in range(1, 10))
+    data = (
+        f'<!DOCTYPE urlset [<?x ]><!-- ?><!ENTITY l0 "lol">{entities}]><!-- -->'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>&l9;</loc></url></urlset>'
+    ).encode()
+    found: list[Diagnostic] = []
+    assert list(parse_bytes(data, on_diagnostic=found.append)) == []
+    assert [d.code for d in found] == ["forbidden-doctype"]

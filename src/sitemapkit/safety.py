@@ -64,11 +64,15 @@ _DOCTYPE_ENTITY = re.compile(rb"<!ENTITY", re.IGNORECASE)
 def doctype_problem(doctype: bytes) -> str | None:
     """Say why a `<!DOCTYPE ...>` declaration is refused, or None when it is harmless.
 
-    Any entity declaration is refused (billion laughs, external entities); a bare DOCTYPE or one
-    naming an external DTD is allowed because DTDs are never loaded.
+    Any entity declaration is refused (billion laughs, external entities), and so is any internal subset
+    (`[...]`), where entities are declared: its end cannot be found safely without parsing it (a `]>`
+    may hide in a comment or a processing instruction). A bare DOCTYPE, or one naming an external DTD,
+    is allowed because DTDs are never loaded.
     """
     if _DOCTYPE_ENTITY.search(doctype):
         return "the DOCTYPE declares entities"
+    if b"[" in doctype:
+        return "the DOCTYPE has an internal subset, where entities are declared"
     return None
 
 

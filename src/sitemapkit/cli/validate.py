@@ -73,7 +73,7 @@ def validate(
     the tree, image/video/news rules and hreflang alternates (valid codes, self link, reciprocity).
 
     Exit status: 0 when there are no errors (warnings are fine), 1 when there are errors,
-    2 for usage errors.
+    2 for usage errors, 130 when interrupted.
 
     \b
     Examples:
@@ -91,6 +91,9 @@ def validate(
         )
     except (UsageError, InputError) as exc:
         raise click.UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo("sitemapkit validate: interrupted", err=True)
+        sys.exit(130)  # not 1: a CI job must tell an interrupt from a failed check
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(max_errors), indent=2, ensure_ascii=False))
     else:
