@@ -507,18 +507,20 @@ def _open_text(path: str) -> IO[str]:
     return io.TextIOWrapper(cast("BinaryIO", raw), encoding=encoding, errors="replace")
 
 
-def _numbered_lines(path: str, last: int) -> Iterator[tuple[int, str]]:
-    """(line number, text) for lines 1..`last`, each cut at `_LINE_CAP` characters."""
+def _numbered_lines(path: str, last: int, budget: int = 100 * 1024 * 1024) -> Iterator[tuple[int, str]]:
+    """(line number, text) for lines 1..`last`, each cut at `_LINE_CAP` characters; at most `budget`
+    characters are read in all (like the parser's decompression cap), so a bomb cannot make it spin."""
     with _open_text(path) as text:
         number = 0
-        while number < last:
+        while number < last and budget > 0:
             line = text.readline(_LINE_CAP)
             if not line:
                 return
+            budget -= len(line)
             number += 1
             if not line.endswith("\n") and len(line) == _LINE_CAP:
-                while (rest := text.readline(_LINE_CAP)) and not rest.endswith("\n"):
-                    pass
+                while budget > 0 and (rest := text.readline(_LINE_CAP)) and not rest.endswith("\n"):
+                    budget -= len(rest)
             yield number, line.rstrip("\r\n")
 
 
