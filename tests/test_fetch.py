@@ -324,3 +324,41 @@ def test_sync_fetch(server: LocalServer) -> None:
     url = server.route("/s.xml", XML)
     result = fetch(url, opts())
     assert result.ok and result.body == XML and result.final_url == url
+
+
+def test_a_body_that_trickles_forever_stops_at_the_total_deadline() -> None:
+    """A real server that sends one byte every 50 ms: each read is quick, so only a total deadline ends it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        conn.recv(4096)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: 100000\r\n\r\n")
+        while not stop.is_set():
+            try:
+                conn.sendall(b"x")
+            except OSError:
+                break
+            time.sleep(0.05)
+        conn.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+
+    async def run() -> None:
+        async with (
+            Fetcher(opts(max_duration=0.5)) as f,
+            f.stream(f"http://127.0.0.1:{port}/slow.xml") as response,
+        ):
+            async for _ in response.aiter_bytes():
+                pass
+
+    try:
+        with pytest.raises(FetchError, match=r"longer than 0\.5 s"):
+            asyncio.run(run())
+    finally:
+        stop.set()
+        listener.close()

@@ -68,6 +68,9 @@ class FetchOptions:
     """Most bytes taken from the wire for one body (before any decoding)."""
     max_decoded: int = 100 * 1024 * 1024
     """Most bytes a `Content-Encoding` may decode to."""
+    max_duration: float = 600.0
+    """Longest one body may take to download, however slowly it trickles (the read timeout only bounds
+    the gap between two pieces)."""
     max_redirects: int = 10
     retries: int = 3
     """Further attempts after the first, on 429, 5xx and connection errors."""
@@ -84,6 +87,8 @@ class FetchOptions:
     """Returns a float in [0, 1); scales the second half of each backoff delay."""
     clock: Callable[[], float] = time.time
     """Current Unix time, for `Retry-After` given as an HTTP date."""
+    monotonic: Callable[[], float] = time.monotonic
+    """A clock for `max_duration`."""
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (0-based): exponential, half of it jittered."""
@@ -256,8 +261,20 @@ class FetchResponse:
             _Decoder(e, self.final_url, opts.max_decoded)
             for e in _content_encodings(self.headers, self.final_url)
         ]
+        deadline = opts.monotonic() + opts.max_duration
+        pieces = response.aiter_raw(CHUNK_SIZE).__aiter__()
         try:
-            async for raw in response.aiter_raw(CHUNK_SIZE):
+            while True:
+                try:  # each wait is bounded by what is left of the total deadline
+                    raw = await asyncio.wait_for(pieces.__anext__(), max(0.0, deadline - opts.monotonic()))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise FetchError(
+                        self.final_url,
+                        f"download took longer than {opts.max_duration:g} s ({self.raw_bytes:,} bytes read); "
+                        "reading stopped",
+                    ) from None
                 if self.raw_bytes + len(raw) > opts.max_download:
                     keep = opts.max_download - self.raw_bytes
                     raw = raw[:keep]
