@@ -7,6 +7,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+Answer = tuple[int, dict[str, str], bytes]
+Handler = Callable[[BaseHTTPRequestHandler], Answer]
+
+
+def sequence(*answers: Answer) -> Handler:
+    """A handler giving each answer (status, headers, body) in turn, then repeating the last."""
+    calls = {"n": 0}
+
+    def handler(_: BaseHTTPRequestHandler) -> Answer:
+        i = min(calls["n"], len(answers) - 1)
+        calls["n"] += 1
+        return answers[i]
+
+    return handler
+
 
 @dataclass
 class Route:

@@ -8,7 +8,6 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -22,7 +21,7 @@ from sitemapkit.fetch import (
     FetchResponse,
     fetch,
 )
-from tests.localserver import LocalServer
+from tests.localserver import LocalServer, sequence
 
 XML = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
 
@@ -52,20 +51,6 @@ def get(
             return response, body
 
     return asyncio.run(run())
-
-
-def sequence(
-    *answers: tuple[int, dict[str, str], bytes],
-) -> Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]]:
-    """A handler giving each answer in turn, then repeating the last."""
-    calls = {"n": 0}
-
-    def handler(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        i = min(calls["n"], len(answers) - 1)
-        calls["n"] += 1
-        return answers[i]
-
-    return handler
 
 
 # -- bodies and Content-Encoding --------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from sitemapkit.fetch import FetchOptions
 from sitemapkit.model import UrlEntry
 from sitemapkit.reader import Reader, aread, read
-from tests.localserver import LocalServer
+from tests.localserver import LocalServer, sequence
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -56,17 +56,6 @@ def run(url: str, **kw: object) -> tuple[list[UrlEntry], Reader]:
 
 def codes(reader: Reader) -> list[str]:
     return [d.code for d in reader.diagnostics]
-
-
-def sequence(*answers: tuple[int, dict[str, str], bytes]) -> Handler:
-    calls = {"n": 0}
-
-    def handler(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        i = min(calls["n"], len(answers) - 1)
-        calls["n"] += 1
-        return answers[i]
-
-    return handler
 
 
 # -- order and the tree ----------------------------------------------------------------------------
