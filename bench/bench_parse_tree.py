@@ -17,7 +17,6 @@ import argparse
 import datetime as dt
 import gzip
 import importlib.util
-import socket
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import WORK, Result, print_table, run_python
+from common import WORK, Result, print_table, run_python, serve_folder
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -71,27 +70,13 @@ def build_tree(folder: Path, children: int, urls: int) -> None:
 
 def serve(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
     """Start `python -m http.server` on a free port; write the index files with its address."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
-    for template in folder.glob("*.xml.in"):
-        (folder / template.name[: -len(".in")]).write_text(template.read_text().replace("{base}", base))
-    (folder / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {base}/sitemap_index.xml\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc, base
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("the local HTTP server did not start")
+
+    def prepare(base: str) -> None:
+        for template in folder.glob("*.xml.in"):
+            (folder / template.name[: -len(".in")]).write_text(template.read_text().replace("{base}", base))
+        (folder / "robots.txt").write_text(f"User-agent: *\nAllow: /\nSitemap: {base}/sitemap_index.xml\n")
+
+    return serve_folder(folder, prepare)
 
 
 SITEMAPKIT = """

@@ -19,7 +19,6 @@ import argparse
 import datetime as dt
 import gzip
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import WORK, Result, print_table, run_python
+from common import WORK, Result, print_table, run_python, serve_folder
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML = "http://www.w3.org/1999/xhtml"
@@ -123,28 +122,14 @@ def build_tree(folder: Path, children: int, urls: int) -> None:
 
 def serve(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
     """Fill in the server's address, then start `python -m http.server` on a free port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = f"http://127.0.0.1:{port}"
-    for template in folder.glob("*.in"):
-        data = template.read_bytes().replace(b"{base}", base.encode())
-        target = folder / template.name[: -len(".in")]
-        target.write_bytes(gzip.compress(data, 6) if target.suffix == ".gz" else data)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc, base
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("the local HTTP server did not start")
+
+    def prepare(base: str) -> None:
+        for template in folder.glob("*.in"):
+            data = template.read_bytes().replace(b"{base}", base.encode())
+            target = folder / template.name[: -len(".in")]
+            target.write_bytes(gzip.compress(data, 6) if target.suffix == ".gz" else data)
+
+    return serve_folder(folder, prepare)
 
 
 VALIDATE = """

@@ -7,10 +7,12 @@ Peak RSS is VmHWM from /proc/self/status: unlike getrusage's ru_maxrss it is not
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,3 +78,29 @@ def print_table(title: str, results: list[Result], baseline: str | None = None) 
         line = f"{r.name:<34} {r.count:>10,} {r.seconds:>8.2f} {r.rate:>11,.0f} {r.peak_mb:>8.1f} {ratio:>7}"
         print(f"{line}  {r.note}")
     sys.stdout.flush()
+
+
+def serve_folder(folder: Path, prepare: Callable[[str], None]) -> tuple[subprocess.Popen[bytes], str]:
+    """Serve `folder` with `python -m http.server` on a free 127.0.0.1 port, in its own process.
+
+    `prepare(base)` runs first with the server's address (`http://127.0.0.1:PORT`), to write files that
+    name it. Returns the process (the caller kills it) and the address."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    prepare(base)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc, base
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("the local HTTP server did not start")

@@ -6,19 +6,17 @@ import asyncio
 import gzip
 import threading
 import time
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from sitemapkit.fetch import FetchOptions
 from sitemapkit.model import UrlEntry
 from sitemapkit.reader import Reader, aread, read
-from tests.localserver import LocalServer, sequence
+from tests.localserver import Handler, LocalServer, sequence
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
-Handler = Callable[[BaseHTTPRequestHandler], tuple[int, dict[str, str], bytes]]
 
 
 class Sleeps:
