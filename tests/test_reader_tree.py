@@ -18,7 +18,6 @@ NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
-
 class Sleeps:
     def __init__(self) -> None:
         self.delays: list[float] = []

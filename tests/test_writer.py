@@ -27,6 +27,11 @@ def write(out: Path, urls: list[str], **kw: object) -> SitemapWriter:
     return w
 
 
+def test_add_many_counts_what_was_accepted(tmp_path: Path) -> None:
+    with SitemapWriter(tmp_path, BASE) as w:
+        assert w.add_many([UrlEntry(BASE + "a"), UrlEntry(BASE + "a"), UrlEntry("https://other.org/")]) == 1
+
+
 def test_single_file_named_after_prefix(tmp_path: Path) -> None:
     w = write(tmp_path, [f"{BASE}p{i}" for i in range(3)])
     assert published(tmp_path) == ["sitemap.xml"]

@@ -322,10 +322,6 @@ class SitemapWriter:
             part.newest, part.newest_key = lastmod, key
         return True
 
-    def add_records(self, records: Iterable[TextRecord]) -> int:
-        """Add text records (see `add_record`); returns how many were accepted."""
-        return sum(1 for record in records if self.add_record(record))
-
     def add_lines(
         self,
         lines: list[str],

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import gzip
-import itertools
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -331,11 +330,6 @@ def list_batches(
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
-
-
-def read_records_of(names: Iterable[str], report: DiagnosticHandler) -> Iterator[TextRecord | UrlEntry]:
-    """The records of several inputs, one after another."""
-    return itertools.chain.from_iterable(read_records(name, report) for name in names)
 
 
 def read_source(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
