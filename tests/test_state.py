@@ -309,27 +309,41 @@ def test_marks_and_changes_since(tmp_path: Path) -> None:
 
 def test_schema_version_and_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "sub" / "state.db"
+    current = SCHEMA_VERSION
+    # a file written by the first release (schema version 1)...
+    monkeypatch.setattr(state, "MIGRATIONS", {1: state.MIGRATIONS[1]})
+    monkeypatch.setattr(state, "SCHEMA_VERSION", 1)
     build(db, T1, {"a": "h"})
     with StateStore(db) as store:
-        assert store.schema_version == SCHEMA_VERSION == 1
+        assert store.schema_version == 1
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA application_id").fetchone()[0] == state.APPLICATION_ID
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == [1]
     conn.close()
-    # a later sitemapkit adds migration 2: an old file is migrated in place, data kept
-    migrations = {**state.MIGRATIONS, 2: ["ALTER TABLE urls ADD COLUMN title TEXT"]}
-    monkeypatch.setattr(state, "MIGRATIONS", migrations)
-    monkeypatch.setattr(state, "SCHEMA_VERSION", 2)
+    # ...is migrated in place by this one, data kept
+    monkeypatch.undo()
     with StateStore(db) as store:
-        assert store.schema_version == 2
+        assert store.schema_version == current
         assert store.lastmod(U + "a") == T1
+        store.set_progress("job", "half")
+        assert store.progress("job") == "half"
+        store.set_progress("job", None)
+        assert store.progress("job") is None
     conn = sqlite3.connect(db)
-    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == [1, 2]
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == list(range(1, current + 1))
     conn.close()
-    # and this sitemapkit (version 1) refuses the newer file, naming it
-    monkeypatch.setattr(state, "SCHEMA_VERSION", 1)
-    with pytest.raises(InputError, match=r"state\.db: written by a newer sitemapkit \(schema version 2"):
+    # a later sitemapkit adds a migration...
+    migrations = {**state.MIGRATIONS, current + 1: ["ALTER TABLE urls ADD COLUMN title TEXT"]}
+    monkeypatch.setattr(state, "MIGRATIONS", migrations)
+    monkeypatch.setattr(state, "SCHEMA_VERSION", current + 1)
+    with StateStore(db) as store:
+        assert store.schema_version == current + 1
+    # ...and this sitemapkit refuses the newer file, naming it
+    monkeypatch.setattr(state, "SCHEMA_VERSION", current)
+    with pytest.raises(
+        InputError, match=rf"state\.db: written by a newer sitemapkit \(schema version {current + 1}"
+    ):
         StateStore(db)
 
 

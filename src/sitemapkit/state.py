@@ -85,6 +85,14 @@ MIGRATIONS: dict[int, list[str]] = {
             marked_at TEXT NOT NULL
         )""",
     ],
+    2: [
+        # Small named values that survive between runs, such as a resumable IndexNow submission's progress.
+        """CREATE TABLE progress (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+    ],
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -418,6 +426,24 @@ class StateStore:
         """The run the marker `name` points at, or None when it was never set."""
         row = self._execute("SELECT run_id FROM marks WHERE name = ?", (name,)).fetchone()
         return int(row[0]) if row else None
+
+    def progress(self, name: str) -> str | None:
+        """The value saved under `name` with `set_progress`, or None."""
+        row = self._execute("SELECT value FROM progress WHERE name = ?", (name,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_progress(self, name: str, value: str | None) -> None:
+        """Save `value` under `name` at once (its own transaction), or delete it when `value` is None.
+        For work that must resume after a failure, such as an IndexNow submission in batches."""
+        if value is None:
+            self._execute("DELETE FROM progress WHERE name = ?", (name,))
+            return
+        now = format_w3c(dt.datetime.now(dt.UTC).replace(microsecond=0))
+        self._execute(
+            "INSERT INTO progress (name, value, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (name, value, now),
+        )
 
     def changes_since(self, marker: str) -> Iterator[UrlChange]:
         """Stream the changes after the run the marker `name` points at (all present URLs, as `added`, if
