@@ -246,6 +246,25 @@ def test_rerun_removes_its_stale_files_and_nothing_else(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.parametrize("gz", [False, True])
+def test_an_unchanged_rebuild_rewrites_nothing(tmp_path: Path, gz: bool) -> None:
+    urls = [f"{BASE}p{i}" for i in range(5)]
+    write(tmp_path, urls, max_urls=2, gzip=gz)
+    before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.iterdir()}
+    w = write(tmp_path, urls, max_urls=2, gzip=gz)
+    after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes()) for p in tmp_path.iterdir()}
+    assert after == before  # same inodes: not even replaced by an identical copy
+    assert w.result is not None
+    assert sorted(w.result.unchanged) == sorted(n for n in before if not n.startswith("."))
+    # one changed URL rewrites its own file only (no lastmods here, so the index bytes stay the same)
+    w = write(tmp_path, [*urls[:4], BASE + "new"], max_urls=2, gzip=gz)
+    assert w.result is not None
+    suffix = ".xml.gz" if gz else ".xml"
+    assert sorted(w.result.unchanged) == [f"sitemap-1{suffix}", f"sitemap-2{suffix}", f"sitemap{suffix}"]
+    assert (tmp_path / f"sitemap-3{suffix}").stat().st_ino != before[f"sitemap-3{suffix}"][0]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_refuses_to_overwrite_a_file_it_did_not_write(tmp_path: Path) -> None:
     (tmp_path / "sitemap.xml").write_text("hand-written")
     with pytest.raises(PublishError, match="not written by sitemapkit"):

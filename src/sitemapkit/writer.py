@@ -96,6 +96,8 @@ class PublishResult:
     stylesheet: Path | None = None
     sources: dict[str, Any] | None = None
     """What `generate` read: lines, folder pages (and why some were skipped), log lines, state changes."""
+    unchanged: tuple[str, ...] = ()
+    """Files whose new bytes equal the published ones: left in place, not rewritten (mtime kept)."""
 
     @property
     def entry_url(self) -> str:
@@ -117,6 +119,7 @@ class PublishResult:
                 "warnings": self.warnings,
             },
             "removed": list(self.removed),
+            "unchanged": list(self.unchanged),
             "stylesheet": str(self.stylesheet) if self.stylesheet else None,
             "sources": self.sources,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
@@ -603,7 +606,7 @@ class SitemapWriter:
             temp = self._temp(stylesheet.name)
             temp.write_bytes(resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes())
             renames.insert(0, (temp, stylesheet))
-        removed = self._commit(renames)
+        removed, unchanged = self._commit(renames)
         return PublishResult(
             files=tuple(files),
             index=index_file,
@@ -615,6 +618,7 @@ class SitemapWriter:
             warnings=log.warnings,
             diagnostics=tuple(log.items),
             stylesheet=stylesheet,
+            unchanged=unchanged,
         )
 
     def _write_index(self, temp: Path, files: list[SitemapFile]) -> int:
@@ -639,10 +643,14 @@ class SitemapWriter:
         return size
 
     def _write_manifest(self, names: list[str]) -> None:
-        manifest = manifest_name(self.name)
-        temp = self._temp(manifest)
-        temp.write_text(json.dumps({"version": 1, "files": names}, indent=1) + "\n", "utf-8")
-        os.replace(temp, self.out_dir / manifest)
+        manifest = self.out_dir / manifest_name(self.name)
+        text = json.dumps({"version": 1, "files": names}, indent=1) + "\n"
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if manifest.read_text("utf-8") == text:
+                return  # already says so: an unchanged rebuild rewrites nothing
+        temp = self._temp(manifest.name)
+        temp.write_text(text, "utf-8")
+        os.replace(temp, manifest)
         self._temps.remove(temp)
 
     def _read_manifest(self) -> set[str]:
@@ -656,10 +664,12 @@ class SitemapWriter:
             raise PublishError(f"{path}: unreadable manifest ({exc}); remove it to start afresh") from None
         return {n for n in names if isinstance(n, str) and _is_plain_name(n)}
 
-    def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[str, ...]:
-        """Rename the finished files into place and record them. The manifest first names old and new
-        files together, so a run interrupted between two renames leaves every file accounted for (each one
-        whole: old or new), and the next run replaces or removes them."""
+    def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Rename the finished files into place and record them; return the names removed and the names
+        left alone because their bytes did not change (an unchanged rebuild rewrites nothing, so mtimes,
+        ETags and caches stay valid). The manifest first names old and new files together, so a run
+        interrupted between two renames leaves every file accounted for (each one whole: old or new), and
+        the next run replaces or removes them."""
         previous = self._read_manifest()
         new_names = [final.name for _, final in renames]
         for _, final in renames:
@@ -669,23 +679,41 @@ class SitemapWriter:
                     "--name. Nothing was published"
                 )
         self._write_manifest(sorted(previous | set(new_names)))
+        unchanged: list[str] = []
         for temp, final in renames:  # children first, index last: the index never names a missing file
+            if final.name in previous and _same_bytes(temp, final):
+                unchanged.append(final.name)
+                continue  # the temporary file goes with the others in _cleanup
             os.replace(temp, final)
             self._temps.remove(temp)
-        self._write_manifest(new_names)
+        self._write_manifest(sorted(new_names))
         removed: list[str] = []
         for stale in sorted(previous - set(new_names)):
             path = self.out_dir / stale
             if path.is_file() and not path.is_symlink():
                 path.unlink()
                 removed.append(stale)
-        return tuple(removed)
+        return tuple(removed), tuple(unchanged)
 
 
 def _key(value: Lastmod) -> str:
     instant = sort_key(value)
     text = instant.strftime("%Y-%m-%dT%H:%M:%S")
     return f"{text}.{instant.microsecond:06d}" if instant.microsecond else text
+
+
+def _same_bytes(new: Path, old: Path) -> bool:
+    """Whether the regular file `old` holds exactly the bytes of `new` (sizes first, then content)."""
+    try:
+        if old.is_symlink() or not old.is_file() or old.stat().st_size != new.stat().st_size:
+            return False
+        with open(new, "rb") as a, open(old, "rb") as b:
+            while chunk := a.read(_COPY_CHUNK):
+                if chunk != b.read(len(chunk)):
+                    return False
+        return True
+    except OSError:
+        return False
 
 
 def _is_plain_name(name: str) -> bool:

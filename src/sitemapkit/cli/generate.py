@@ -204,8 +204,10 @@ def _explain(skip: Skip) -> None:
 
 
 def _print_summary(result: PublishResult) -> None:
+    unchanged = set(result.unchanged)
     for f in result.files:
-        click.echo(f"{f.path}  {f.urls:,} URLs  {f.bytes:,} bytes")
+        note = "  (unchanged, not rewritten)" if f.path.name in unchanged else ""
+        click.echo(f"{f.path}  {f.urls:,} URLs  {f.bytes:,} bytes{note}")
     if result.index is not None:
         click.echo(f"{result.index.path}  index of {len(result.files):,} sitemaps")
     for stale in result.removed:
