@@ -18,6 +18,10 @@ demo: $(STAMP)
 	@echo
 	@echo "# and what a search engine would say about the result:"
 	$(BIN)/sitemapkit validate examples/out/sitemap.xml.gz --url https://www.example.com/sitemap.xml.gz
+	@echo
+	@echo "# a whole build declared in examples/sitemapkit.toml (a site folder + JSONL with video and hreflang):"
+	$(BIN)/sitemapkit build examples/sitemapkit.toml --explain
+	$(BIN)/sitemapkit validate examples/build/sitemap.xml.gz --url https://www.example.com/sitemap.xml.gz
 
 test: $(STAMP)
 	$(BIN)/python -m pytest src tests
@@ -34,4 +38,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py $(ARGS)
 
 clean:
-	rm -rf $(VENV) examples/out bench/.work .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) examples/out examples/build bench/.work .pytest_cache .mypy_cache .ruff_cache

@@ -112,6 +112,20 @@ CODES: dict[str, CodeInfo] = dict(
             W,
             "The git repository is a shallow clone: older files get the time of its oldest commit.",
         ),
+        # hreflang groups (generator)
+        _c(
+            "hreflang-not-listed",
+            W,
+            "An hreflang alternate is not a page of the sitemap set, so it cannot link back; it is left out.",
+        ),
+        _c(
+            "hreflang-conflict",
+            W,
+            "Two URLs of one hreflang group claim the same language; the first keeps it.",
+        ),
+        # publishing (robots.txt)
+        _c("robots-disallows-sitemap", W, "robots.txt disallows the sitemap's URL for * or Googlebot."),
+        _c("robots-disallows-root", W, "robots.txt disallows the site's root for * or Googlebot."),
     ]
 )
 

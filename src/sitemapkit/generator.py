@@ -7,15 +7,16 @@ import dataclasses
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from sitemapkit.diagnostics import DiagnosticHandler
 from sitemapkit.errors import UsageError
 from sitemapkit.model import Lastmod, UrlEntry
+from sitemapkit.rules import UrlRules
 from sitemapkit.sources.lists import is_url_list, list_batches, read_source
 from sitemapkit.writer import IndexMode, PublishResult, SitemapWriter
 
@@ -78,8 +79,9 @@ def generate(
     out_dir: str | os.PathLike[str],
     base_url: str,
     *,
-    folder: FolderSource | None = None,
-    logs: LogSource | None = None,
+    folder: FolderSource | Sequence[FolderSource] | None = None,
+    logs: LogSource | Sequence[LogSource] | None = None,
+    rules: UrlRules | None = None,
     state: str | os.PathLike[str] | None = None,
     lastmod: str | None = None,
     gzip: bool = False,
@@ -90,13 +92,15 @@ def generate(
     name: str = "sitemap",
     xsl: str | None = None,
     allow_hosts: Iterable[str] = (),
+    hreflang: Literal["auto", "complete", "keep"] = "auto",
     strict: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     on_progress: Callable[[int], None] | None = None,
     explain: Callable[[Skip], None] | None = None,
 ) -> PublishResult:
     """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`),
-    a site `folder` and access `logs`.
+    site folders (`folder`: one or several) and access logs (`logs`: one group or several). `rules`
+    filter every URL (include/exclude) and fill in per-pattern changefreq and priority defaults.
 
     `<lastmod>`: with a `state` store (SQLite), a folder page's lastmod moves only when its content hash
     changes (`lastmod="content"`, the default with a store); `"mtime"` and `"git"` take the file's
@@ -104,18 +108,29 @@ def generate(
     get no lastmod unless `mtime` or `git` is asked for: no lastmod is better than a wrong one.
     The store's run commits only if the sitemaps were published.
 
+    `hreflang="complete"` completes hreflang groups so that every member lists every member (see
+    `sitemapkit.hreflang`); `"keep"` writes alternates as given; `"auto"` completes them whenever a source
+    can carry alternates (a folder, JSONL or CSV input).
+
     Raises `InputError` when an input cannot be read and `PublishError` when nothing could be published;
     in both cases the output folder (and the store) are left as they were.
     """
     sources = list(sources)
     allow_hosts = tuple(allow_hosts)
-    if not sources and folder is None and logs is None:
+    folders = [folder] if isinstance(folder, FolderSource) else list(folder or ())
+    log_groups = [logs] if isinstance(logs, LogSource) else list(logs or ())
+    if not sources and not folders and not log_groups:
         raise UsageError("give at least one SOURCE file, a site folder or an access log")
     if lastmod is not None and lastmod not in LASTMOD_CHOICES:
         raise UsageError(f"lastmod must be one of {', '.join(LASTMOD_CHOICES)} (got {lastmod!r})")
     if lastmod == "content" and state is None:
         raise UsageError("lastmod 'content' needs a state store (--state) to remember content hashes")
     mode = lastmod or ("content" if state is not None else "source")
+    if hreflang not in ("auto", "complete", "keep"):
+        raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
+    if hreflang == "auto":
+        plain = not folders and all(is_url_list(s) for s in sources)
+        hreflang = "keep" if plain else "complete"
     stats = SourceStats()
     with ExitStack() as stack:
         run: StateRun | None = None
@@ -137,14 +152,16 @@ def generate(
             xsl=xsl,
             allow_hosts=allow_hosts,
             strict=strict,
+            hreflang=hreflang,
+            rules=rules,
             on_diagnostic=on_diagnostic,
         )
         try:
             _add_sources(writer, sources, run, stats, on_progress)
-            if folder is not None:
-                _add_folder(writer, folder, base_url, allow_hosts, run, mode, stats, explain)
-            if logs is not None:
-                _add_logs(writer, logs, base_url, allow_hosts, run, stats)
+            for each_folder in folders:
+                _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain)
+            for log_group in log_groups:
+                _add_logs(writer, log_group, base_url, allow_hosts, run, stats)
         except BaseException:
             writer.abort()
             raise

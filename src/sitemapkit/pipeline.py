@@ -14,6 +14,7 @@ from sitemapkit.dates import format_w3c, is_naive, sort_key, to_aware
 from sitemapkit.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.errors import InvalidUrlError
 from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.rules import UrlRules
 from sitemapkit.urls import Scope, normalize_url
 
 NEWS_MAX_AGE = dt.timedelta(days=2)
@@ -54,14 +55,24 @@ class Pipeline:
 
     - `loc` is normalised (`normalize_url`, with `/paths` resolved against the scope's folder);
     - URLs out of `scope` are rejected (`url-not-allowed`);
+    - URLs the `rules` filter out are dropped (counted in `filtered`, no diagnostic), and the rules'
+      per-pattern defaults fill in a missing changefreq or priority;
     - exact duplicates after normalisation are dropped (`duplicate-url`, a warning);
     - naive date-times are taken as UTC, and the run says so once (`naive-datetime`).
     """
 
     def __init__(
-        self, scope: Scope, log: DiagnosticLog, *, dedupe: bool = True, now: dt.datetime | None = None
+        self,
+        scope: Scope,
+        log: DiagnosticLog,
+        *,
+        dedupe: bool = True,
+        now: dt.datetime | None = None,
+        rules: UrlRules | None = None,
     ) -> None:
         self.scope = scope
+        self.rules = rules if rules else None
+        self.filtered = 0
         self.log = log
         self.now = now or dt.datetime.now(dt.UTC)
         self.deduper: Deduper | None = Deduper() if dedupe else None
@@ -94,6 +105,12 @@ class Pipeline:
                 )
             )
             return None
+        rules = self.rules
+        if rules is not None:
+            if not rules.allows(loc):
+                self.filtered += 1
+                return None
+            entry = rules.apply(entry)
         if not self.admit(loc, source, line):
             return None
         if entry.images or entry.videos or entry.alternates:

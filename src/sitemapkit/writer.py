@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from xxhash import xxh3_64_intdigest
 
@@ -34,6 +34,7 @@ from sitemapkit.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.pipeline import Pipeline
 from sitemapkit.records import CANONICAL_URL, TextRecord, entry_from_text
+from sitemapkit.rules import UrlRules
 from sitemapkit.serialize import (
     escape_url,
     prefixes_of,
@@ -44,7 +45,11 @@ from sitemapkit.serialize import (
 )
 from sitemapkit.urls import Scope
 
+if TYPE_CHECKING:
+    from sitemapkit.hreflang import HreflangGroups
+
 IndexMode = Literal["auto", "always", "never"]
+HreflangMode = Literal["keep", "complete"]
 _CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
 
@@ -98,6 +103,8 @@ class PublishResult:
     """What `generate` read: lines, folder pages (and why some were skipped), log lines, state changes."""
     unchanged: tuple[str, ...] = ()
     """Files whose new bytes equal the published ones: left in place, not rewritten (mtime kept)."""
+    filtered: int = 0
+    """URLs left out by include/exclude rules (not an error)."""
 
     @property
     def entry_url(self) -> str:
@@ -115,6 +122,7 @@ class PublishResult:
                 "bytes": sum(f.bytes for f in self.files),
                 "rejected": self.rejected,
                 "duplicates": self.duplicates,
+                "filtered": self.filtered,
                 "errors": self.errors,
                 "warnings": self.warnings,
             },
@@ -186,6 +194,8 @@ class SitemapWriter:
         allow_hosts: Iterable[str] = (),
         strict: bool = False,
         dedupe: bool = True,
+        hreflang: HreflangMode = "keep",
+        rules: UrlRules | None = None,
         on_diagnostic: DiagnosticHandler | None = None,
         now: dt.datetime | None = None,
     ) -> None:
@@ -199,6 +209,8 @@ class SitemapWriter:
             raise UsageError(f"name must be a plain file name prefix such as 'sitemap' (got {name!r})")
         if not 0 <= gzip_level <= 9:
             raise UsageError(f"gzip_level must be from 0 to 9 (got {gzip_level})")
+        if hreflang not in ("keep", "complete"):
+            raise UsageError(f"hreflang must be keep or complete (got {hreflang!r})")
         self.out_dir = Path(out_dir)
         self.scope = Scope(base_url, tuple(allow_hosts))
         self.base_url = self.scope.folder
@@ -210,7 +222,7 @@ class SitemapWriter:
         self.name = name
         self.strict = strict
         self.log = DiagnosticLog(on_diagnostic)
-        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe, now=now)
+        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe, now=now, rules=rules)
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
@@ -230,6 +242,11 @@ class SitemapWriter:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
         if not self.out_dir.is_dir():
             raise PublishError(f"{self.out_dir}: not a folder")
+        self._groups: HreflangGroups | None = None
+        if hreflang == "complete":
+            from sitemapkit.hreflang import HreflangGroups
+
+            self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
 
     # -- adding -------------------------------------------------------------------------------------
 
@@ -266,6 +283,12 @@ class SitemapWriter:
             value = lastmod(ready)
             if value != ready.lastmod:
                 ready = dataclasses.replace(ready, lastmod=value)
+        if self._groups is not None:
+            self._groups.add(ready)  # written at close, its hreflang group complete
+            return True
+        return self._write_entry(ready)
+
+    def _write_entry(self, ready: UrlEntry) -> bool:
         needs = (
             prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
         )
@@ -343,6 +366,12 @@ class SitemapWriter:
         """
         if self._closed:
             raise UsageError("the writer is closed")
+        if self.pipeline.rules is not None or self._groups is not None:
+            for index, line in enumerate(lines):  # every entry must go through the rules or the groups
+                record = parse_line(line, first_line + index)
+                if record is not None:
+                    self.add_record(record)
+            return
         folder = escape_url(self.scope.folder)
         canon_url = CANONICAL_URL.fullmatch
         canon_time = _CANON_UTC_TIME.fullmatch
@@ -528,6 +557,13 @@ class SitemapWriter:
             return self.result
         self._closed = True
         try:
+            if self._groups is not None:
+                groups, self._groups = self._groups, None
+                try:
+                    for entry in groups.entries():
+                        self._write_entry(entry)
+                finally:
+                    groups.close()
             if self._part is not None:
                 self._finish_part()
             self._wait_for_files()
@@ -543,6 +579,9 @@ class SitemapWriter:
     def abort(self) -> None:
         """Discard everything written so far; the output folder is left as it was."""
         self._closed = True
+        if self._groups is not None:
+            self._groups.close()
+            self._groups = None
         if self._part is not None:
             self._part.handle.close()
             self._part = None
@@ -619,6 +658,7 @@ class SitemapWriter:
             diagnostics=tuple(log.items),
             stylesheet=stylesheet,
             unchanged=unchanged,
+            filtered=self.pipeline.filtered,
         )
 
     def _write_index(self, temp: Path, files: list[SitemapFile]) -> int:

@@ -91,6 +91,15 @@ if TYPE_CHECKING:
     type=click.Choice(["content", "source", "mtime", "git"]),
     help="Where lastmod comes from [default: content with --state, else source].",
 )
+@click.option(
+    "--hreflang",
+    "hreflang_mode",
+    type=click.Choice(["auto", "complete", "keep"]),
+    default="auto",
+    show_default=True,
+    help="Complete hreflang groups (every member lists every member), or keep alternates as given; "
+    "auto completes them when a source can carry alternates.",
+)
 @click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 @click.option(
@@ -125,6 +134,7 @@ def generate(
     priority_from_hits: bool,
     state: str | None,
     lastmod_mode: str | None,
+    hreflang_mode: str,
     strict: bool,
     as_json: bool,
     max_diagnostics: int,
@@ -156,6 +166,7 @@ def generate(
                 name=name,
                 xsl=xsl,
                 allow_hosts=allow_hosts,
+                hreflang=hreflang_mode,  # type: ignore[arg-type]
                 strict=strict,
                 on_diagnostic=printer,
                 on_progress=on_progress,

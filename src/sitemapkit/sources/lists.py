@@ -62,7 +62,8 @@ class _OwningGzipFile(gzip.GzipFile):
             self._owned.close()
 
 
-def _kind(name: str) -> str:
+def input_kind(name: str) -> str:
+    """How an input file is read, by its name: "csv", "jsonl" (also .ndjson) or "list" (.gz aside)."""
     base = name[:-3] if name.endswith(".gz") else name
     suffix = Path(base).suffix.lower()
     return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "list")
@@ -291,7 +292,7 @@ def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord | 
     stream = open_input(name)
     fields = _Reporter("<stdin>" if name == "-" else name, report)
     try:
-        yield from _READERS[_kind(name)](stream, fields)
+        yield from _READERS[input_kind(name)](stream, fields)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError(f"{fields.source}: cannot be read ({exc})") from None
     finally:
@@ -301,7 +302,7 @@ def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord | 
 
 def is_url_list(name: str) -> bool:
     """True when `name` is read as a URL list (not `.csv` or `.jsonl`)."""
-    return _kind(name) == "list"
+    return input_kind(name) == "list"
 
 
 LineParser = Callable[[str, int], "TextRecord | None"]
