@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Any
 
 Lastmod = dt.datetime | dt.date
 """A W3C Datetime: a `date`, or a timezone-aware `datetime`."""
@@ -102,3 +103,13 @@ class IndexEntry:
     lastmod: Lastmod | None = None
     sitemap: str | None = field(default=None, compare=False)
     line: int | None = field(default=None, compare=False)
+
+
+def _reduce(self: Any) -> tuple[type, tuple[Any, ...]]:
+    """Pickle as the constructor's arguments: ten times faster than dataclasses' generic state for
+    frozen slotted classes (the hreflang spill pickles every entry)."""
+    return type(self), tuple(getattr(self, name) for name in self.__slots__)
+
+
+for _cls in (Image, Video, News, Alternate, UrlEntry, IndexEntry):
+    _cls.__reduce__ = _reduce  # type: ignore[method-assign]
