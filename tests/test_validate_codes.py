@@ -337,5 +337,9 @@ def test_every_validator_code_has_a_case() -> None:
         "unknown-log-format",
         "lastmod-fallback",
         "git-shallow",
+        "hreflang-not-listed",  # the generator's hreflang group completion
+        "hreflang-conflict",
+        "robots-disallows-sitemap",  # sitemapkit robots
+        "robots-disallows-root",
     }
     assert covered == set(CODES) - not_from_validate

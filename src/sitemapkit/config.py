@@ -100,6 +100,7 @@ class BuildConfig:
             "xsl": self.output.xsl,
             "allow_hosts": self.allow_hosts,
             "hreflang": self.hreflang,
+            "robots": self.robots,
             "strict": self.strict,
         }
         options.update(kwargs)

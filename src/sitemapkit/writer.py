@@ -47,6 +47,7 @@ from sitemapkit.urls import Scope
 
 if TYPE_CHECKING:
     from sitemapkit.hreflang import HreflangGroups
+    from sitemapkit.robots import RobotsResult
 
 IndexMode = Literal["auto", "always", "never"]
 HreflangMode = Literal["keep", "complete"]
@@ -105,6 +106,8 @@ class PublishResult:
     """Files whose new bytes equal the published ones: left in place, not rewritten (mtime kept)."""
     filtered: int = 0
     """URLs left out by include/exclude rules (not an error)."""
+    robots: RobotsResult | None = None
+    """What `generate(..., robots=PATH)` did to robots.txt after publishing."""
 
     @property
     def entry_url(self) -> str:
@@ -130,6 +133,7 @@ class PublishResult:
             "unchanged": list(self.unchanged),
             "stylesheet": str(self.stylesheet) if self.stylesheet else None,
             "sources": self.sources,
+            "robots": self.robots.to_dict() if self.robots is not None else None,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
 

@@ -9,9 +9,12 @@ import click
 
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
+    "build": "sitemapkit.cli.build:build",
     "diff": "sitemapkit.cli.diff:diff",
     "generate": "sitemapkit.cli.generate:generate",
+    "indexnow": "sitemapkit.cli.indexnow:indexnow",
     "parse": "sitemapkit.cli.parse:parse",
+    "robots": "sitemapkit.cli.robots:robots",
     "validate": "sitemapkit.cli.validate:validate",
 }
 

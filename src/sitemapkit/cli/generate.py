@@ -100,6 +100,13 @@ if TYPE_CHECKING:
     help="Complete hreflang groups (every member lists every member), or keep alternates as given; "
     "auto completes them when a source can carry alternates.",
 )
+@click.option(
+    "--robots",
+    "robots_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False),
+    help="After publishing, list the sitemap (index) in this robots.txt (created if missing).",
+)
 @click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 @click.option(
@@ -135,6 +142,7 @@ def generate(
     state: str | None,
     lastmod_mode: str | None,
     hreflang_mode: str,
+    robots_path: str | None,
     strict: bool,
     as_json: bool,
     max_diagnostics: int,
@@ -167,6 +175,7 @@ def generate(
                 xsl=xsl,
                 allow_hosts=allow_hosts,
                 hreflang=hreflang_mode,  # type: ignore[arg-type]
+                robots=robots_path,
                 strict=strict,
                 on_diagnostic=printer,
                 on_progress=on_progress,
@@ -242,4 +251,10 @@ def _print_summary(result: PublishResult) -> None:
             "state: "
             + ", ".join(f"{state[k]:,} {k}" for k in ("added", "changed", "unchanged", "removed", "revived"))
         )
+    if result.robots is not None:
+        r = result.robots
+        change = f"added {', '.join(r.added)}" if r.added else "already listed"
+        if r.removed:
+            change += f"; removed {', '.join(r.removed)}"
+        click.echo(f"robots.txt: {r.path} {r.status} ({change})")
     click.echo(f"submit: {result.entry_url}")

@@ -1,0 +1,119 @@
+"""`sitemapkit robots`: list the published sitemaps in a robots.txt, keeping the rest of it as it is."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from sitemapkit.cli._output import DiagnosticPrinter
+from sitemapkit.errors import InputError, PublishError, UsageError
+from sitemapkit.robots import update_robots
+
+
+@click.command()
+@click.option(
+    "--robots",
+    "robots_path",
+    metavar="PATH",
+    required=True,
+    type=click.Path(path_type=str),
+    help="The robots.txt file to edit (created if missing), e.g. public/robots.txt.",
+)
+@click.option(
+    "--sitemap",
+    "sitemaps",
+    metavar="URL",
+    multiple=True,
+    help="An absolute URL of a published sitemap or index (repeatable). These become the managed "
+    "Sitemap: lines; managed lines not named here are removed.",
+)
+@click.option(
+    "--remove",
+    "remove",
+    metavar="URL",
+    multiple=True,
+    help="Remove the Sitemap: line naming URL wherever it is in the file (repeatable). Without "
+    "--sitemap, the managed lines are otherwise left as they are.",
+)
+@click.option(
+    "--name",
+    metavar="NAME",
+    default=None,
+    help="Manage the block of this name (as with `generate --name`), so several sets of sitemaps can "
+    "each keep their own Sitemap: lines. Default: the unnamed block.",
+)
+@click.option("--dry-run", is_flag=True, help="Print a unified diff of the change; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
+def robots(
+    robots_path: str,
+    sitemaps: tuple[str, ...],
+    remove: tuple[str, ...],
+    name: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """List the published sitemaps in robots.txt as Sitemap: lines.
+
+    sitemapkit keeps its lines in one block (appended at the end the first time) and rewrites only
+    the Sitemap: lines of that block:
+
+    \b
+      # BEGIN sitemapkit (managed Sitemap lines)
+      Sitemap: https://example.com/sitemap.xml
+      # END sitemapkit
+
+    Every other line, comment, group, line ending and byte stays as it was. A sitemap already
+    listed elsewhere in the file (in any case) is not listed twice. Rerunning with the same
+    arguments changes nothing. A warning says when the rules disallow a sitemap or the site root
+    for * or Googlebot.
+
+    Exit status: 0 on success (warnings included), 1 when the file cannot be read or written or is
+    larger than 500 KiB, 2 for usage errors (such as a sitemap URL that is not absolute).
+
+    \b
+    Examples:
+      sitemapkit robots --robots public/robots.txt --sitemap https://example.com/sitemap.xml
+      sitemapkit robots --robots public/robots.txt --sitemap https://example.com/sitemap_index.xml \\
+          --sitemap https://example.com/news-sitemap.xml --dry-run
+      sitemapkit robots --robots public/robots.txt --name news --sitemap https://example.com/news.xml
+      sitemapkit robots --robots public/robots.txt --remove https://example.com/old-sitemap.xml --json
+    """
+    if not sitemaps and not remove:
+        raise click.UsageError("give at least one --sitemap URL (or --remove URL)")
+    printer = DiagnosticPrinter(limit=None, quiet=as_json)
+    try:
+        result = update_robots(
+            robots_path,
+            list(sitemaps) if sitemaps else None,
+            remove=remove,
+            name=name,
+            dry_run=dry_run,
+            on_diagnostic=printer,
+        )
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    except (InputError, PublishError) as exc:
+        click.secho(f"error: {exc}", fg="red" if sys.stderr.isatty() else None, err=True)
+        sys.exit(1)
+    if as_json:
+        data = result.to_dict()
+        if dry_run:
+            data["diff"] = result.diff()
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    if dry_run:
+        click.echo(result.diff(), nl=False)
+        verb = {"created": "would be created", "updated": "would be updated", "unchanged": "unchanged"}
+        click.echo(f"{result.path}: {verb[result.status]} (dry run: nothing written)", err=True)
+        return
+    for url in result.added:
+        click.echo(f"+ Sitemap: {url}")
+    for url in result.removed:
+        click.echo(f"- Sitemap: {url}")
+    listed = len(result.kept) + len(result.added)
+    click.echo(
+        f"{result.path}: {result.status} ({len(result.added)} added, {len(result.removed)} removed, "
+        f"{listed} listed)"
+    )
