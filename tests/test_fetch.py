@@ -231,6 +231,19 @@ def test_retry_after_http_date_is_honoured_and_capped(server: LocalServer) -> No
     assert sleeps.delays == [20.0, 60.0]
 
 
+@pytest.mark.parametrize("value", ["\u00b2", "\u0663", "1e3", "-5", "soon", " ", "Tue, 14 Nov 2023 22:13:40"])
+def test_an_unusable_retry_after_falls_back_to_backoff(value: str) -> None:
+    assert FetchOptions().retry_after(value) is None
+
+
+def test_a_non_ascii_digit_retry_after_from_a_server_is_not_a_crash(server: LocalServer) -> None:
+    url = server.handle("/s.xml", sequence((429, {"Retry-After": "\u00b2"}, b""), (200, {}, XML)))
+    sleeps = Sleeps()
+    response, body = get(url, opts(sleeps, backoff_base=1.0, jitter=lambda: 1.0))
+    assert (response.status, body) == (200, XML)
+    assert sleeps.delays == [1.0]  # the header was unusable: ordinary backoff
+
+
 def test_503_then_200_uses_exponential_backoff(server: LocalServer) -> None:
     url = server.handle("/s.xml", sequence((503, {}, b""), (502, {}, b""), (500, {}, b""), (200, {}, XML)))
     sleeps = Sleeps()

@@ -101,7 +101,7 @@ class FetchOptions:
             return None
         value = value.strip()
         seconds: float
-        if value.isdigit():
+        if value.isascii() and value.isdigit():  # str.isdigit() also takes '²' and other digits
             seconds = float(value)
         else:
             try:
