@@ -155,3 +155,29 @@ def test_progress_shows_on_a_terminal(tmp_path: Path) -> None:
     assert proc.wait(timeout=120) == 0
     os.close(leader)
     assert b"URLs read" in output
+
+
+def test_sigterm_mid_run_publishes_nothing_and_leaves_no_temporary_files(tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "sitemapkit", "generate", "-", "--base-url", "https://example.com/"]
+    proc = subprocess.Popen(
+        [*command, "--out", str(out), "--hreflang", "complete"], stdin=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdin is not None
+    line = json.dumps({"loc": "https://example.com/x", "alternates": [{"hreflang": "en", "href": "/x"}]})
+    proc.stdin.write((line + "\n").encode() * 1000)
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not any(p.name.endswith(".tmp") for p in out.glob(".*")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # wait until the run has started writing (not a timing assertion)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err.decode()
+    assert b"Traceback" not in err
+    assert list(out.iterdir()) == []  # nothing published, no temporary file left behind

@@ -146,7 +146,18 @@ priority = 0.2
             MINIMAL + '\n[[defaults]]\nmatch = "/a/*"\npriority = 1.5\n',
             r":12: defaults\[1\]\.priority: priority must be",
         ),
-        ('lastmod = "content"\n' + MINIMAL, r":1: lastmod: 'content' needs a state file"),
+        ('lastmod = "content"\nstate = false\n' + MINIMAL, r":1: lastmod: 'content' needs a state file"),
+        ("state = true\n" + MINIMAL, r":1: state: must be a path, or false"),
+        ('allow_hosts = ["bad host"]\n' + MINIMAL, r":1: allow_hosts: "),
+        (
+            MINIMAL.replace('path = "urls.txt"', 'path = "missing.txt"'),
+            r":8: source\[1\]\.path: .*missing\.txt does not exist",
+        ),
+        (
+            MINIMAL.replace('type = "list"\npath = "urls.txt"', 'type = "csv"\npath = "-"'),
+            r":8: source\[1\]\.path: standard input \('-'\) is read as a URL list, not csv",
+        ),
+        (MINIMAL + "\n[source.extra]\nx = 1\n", r":10: source\[1\]\.extra: unknown key"),
         (MINIMAL + "strict = true\nstrict = false\n", r":10:\d+: invalid TOML"),
         (
             MINIMAL.replace("[[source]]\n", "").replace('type = "list"\npath = "urls.txt"\n', ""),

@@ -76,6 +76,28 @@ def test_x_default_groups_merge_and_external_members(tmp_path: Path) -> None:
     assert codes == ["hreflang-not-listed"]
 
 
+def test_a_shared_x_default_does_not_merge_groups(tmp_path: Path) -> None:
+    read, codes = write(
+        tmp_path,
+        [
+            page("", ("x-default", "")),  # the language picker
+            page("en/a", ("en", "en/a"), ("fr", "fr/a"), ("x-default", "")),
+            page("fr/a", ("en", "en/a"), ("fr", "fr/a"), ("x-default", "")),
+            page("en/b", ("en", "en/b"), ("fr", "fr/b"), ("x-default", "")),
+            page("fr/b", ("en", "en/b"), ("fr", "fr/b"), ("x-default", "")),
+            page("en/c", ("en", "en/c"), ("x-default", "fr/c")),  # an x-default only one group names...
+            page("fr/c"),  # ...is a member of it
+        ],
+    )
+    for x in "ab":
+        group = {("en", f"en/{x}"), ("fr", f"fr/{x}"), ("x-default", "")}
+        assert langs(read[BASE + f"en/{x}"]) == group and langs(read[BASE + f"fr/{x}"]) == group
+    assert langs(read[BASE]) == set()
+    group = {("en", "en/c"), ("x-default", "fr/c")}
+    assert langs(read[BASE + "en/c"]) == group and langs(read[BASE + "fr/c"]) == group
+    assert codes == []
+
+
 def test_two_urls_claiming_one_language_keep_the_first(tmp_path: Path) -> None:
     read, codes = write(
         tmp_path,
@@ -135,14 +157,22 @@ def test_every_alternate_is_reciprocal(tmp_path_factory: object, site: list[UrlE
 
     with tempfile.TemporaryDirectory() as out:
         read, _ = write(Path(out), site)
+    named_as_x_default: dict[str, set[str]] = {}  # x-default URL -> the pages (input) that name it
+    for e in site:
+        for a in e.alternates:
+            if a.hreflang == "x-default":
+                named_as_x_default.setdefault(a.href, set()).add(e.loc)
+    shared = {href for href, pages in named_as_x_default.items() if len(pages) > 1}
     for loc, entry in read.items():
         if not entry.alternates:
             continue
         hrefs = [a.href for a in entry.alternates]
-        assert loc in hrefs  # lists itself
         assert len({a.hreflang.lower() for a in entry.alternates}) == len(entry.alternates)
         assert len(set(hrefs)) >= 2
-        for href in set(hrefs):
-            assert href in read  # every member is a page of the set...
-            assert langs(read[href]) == langs(entry)  # ...that lists exactly the same group
+        assert loc in hrefs or loc in shared  # lists itself (a shared language picker may not)
+        for a in entry.alternates:
+            assert a.href in read  # every member is a page of the set...
+            if a.hreflang == "x-default" and a.href in shared:
+                continue  # ...a site-wide language picker, named by several groups, cannot list them all
+            assert langs(read[a.href]) == langs(entry)  # ...that lists exactly the same group
     assert list(read) == [e.loc for e in site]

@@ -34,6 +34,7 @@ from sitemapkit.rules import Default, UrlRules, compile_pattern
 from sitemapkit.writer import IndexMode, PublishResult
 
 DEFAULT_CONFIG = "sitemapkit.toml"
+DEFAULT_STATE = ".sitemapkit/state.db"  # next to the config file
 SOURCE_TYPES = ("list", "csv", "jsonl", "folder", "log")
 
 
@@ -123,7 +124,7 @@ def _key_lines(text: str) -> dict[Key, int]:
     A small line scanner, enough for config files: table and array-of-table headers, bare, quoted and
     dotted keys. Text inside multi-line strings is skipped."""
     lines: dict[Key, int] = {}
-    arrays: dict[Key, int] = {}
+    arrays: dict[Key, int] = {}  # the arrays of tables so far, with the index of the last one
     table: Key = ()
     in_string: str | None = None
     header = re.compile(r"\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
@@ -136,7 +137,11 @@ def _key_lines(text: str) -> dict[Key, int]:
                 in_string = None
             continue
         if m := header.match(line):
-            name = tuple(_split_key(m.group(2)))
+            name: Key = tuple(_split_key(m.group(2)))
+            for n in range(len(name) - 1, 0, -1):  # [source.opts] under [[source]]: source[i].opts
+                if name[:n] in arrays:
+                    name = (*name[:n], arrays[name[:n]], *name[n:])
+                    break
             if m.group(1) == "[[":
                 index = arrays.get(name, -1) + 1
                 arrays[name] = index
@@ -236,6 +241,12 @@ class _Reader:
 
     def file(self, value: str) -> Path:
         return (self.folder / os.path.expanduser(value)).resolve()
+
+    def existing_file(self, key: Key, value: str) -> Path:
+        path = self.file(value)
+        if not path.is_file():
+            raise self.fail(key, f"{path} is not a file" if path.exists() else f"{path} does not exist")
+        return path
 
     def check(self, key: Key, make: Callable[..., object], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -349,10 +360,15 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         r.table(source, key, _SOURCE_KEYS[kind])
         if kind in ("list", "csv", "jsonl"):
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
-                lists.append(p if p == "-" else str(r.file(p)))
+                if p == "-" and kind != "list":
+                    raise r.fail((*key, "path"), f"standard input ('-') is read as a URL list, not {kind}")
                 _check_kind(r, (*key, "path"), kind, p)
+                lists.append(p if p == "-" else str(r.existing_file((*key, "path"), p)))
         elif kind == "folder":
-            path = r.file(r.require(source, (*key, "path"), str))
+            folder = r.require(source, (*key, "path"), str)
+            if not folder:
+                raise r.fail((*key, "path"), 'must not be empty (write "." for the config\'s own folder)')
+            path = r.file(folder)
             if not path.is_dir():
                 raise r.fail((*key, "path"), f"{path} is not a folder")
             folders.append(
@@ -370,7 +386,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
             paths = r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key)
             logs.append(
                 LogSource(
-                    tuple(str(r.file(p)) for p in paths),
+                    tuple(str(r.existing_file((*key, "path"), p)) for p in paths),
                     min_hits=r.integer(source, (*key, "min_hits"), 1, 2**31, 1),
                     strip_query=r.get(source, (*key, "strip_query"), bool, False),
                     exclude=r.strings(source, (*key, "exclude")),
@@ -391,7 +407,9 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         r.check((*key, "changefreq"), Default, match, changefreq=changefreq)
         r.check((*key, "priority"), Default, match, priority=priority)
         defaults.append(Default(match, changefreq, None if priority is None else float(priority)))
-    state = r.get(data, ("state",), str, None)
+    state = r.get(data, ("state",), (str, bool), DEFAULT_STATE)
+    if state is True or state == "":
+        raise r.fail(("state",), "must be a path, or false for no state file")
     robots = r.get(data, ("robots",), str, None)
     config = BuildConfig(
         path=r.path,
@@ -403,7 +421,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         include=r.patterns(filters, ("filters", "include")),
         exclude=r.patterns(filters, ("filters", "exclude")),
         defaults=tuple(defaults),
-        state=r.file(state) if state is not None else None,
+        state=r.file(state) if isinstance(state, str) else None,
         lastmod=r.choice(data, ("lastmod",), LASTMOD_CHOICES, None),
         hreflang=r.choice(data, ("hreflang",), ("auto", "complete", "keep"), "auto"),
         allow_hosts=r.strings(data, ("allow_hosts",)),
@@ -412,11 +430,11 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
     )
     if config.lastmod == "content" and config.state is None:
         raise r.fail(("lastmod",), "'content' needs a state file: add state = \".sitemapkit/state.db\"")
-    _check_base_url(r, base_url)
+    _check_base_url(r, base_url, config.allow_hosts)
     return config
 
 
-def _check_base_url(r: _Reader, base_url: str) -> None:
+def _check_base_url(r: _Reader, base_url: str, allow_hosts: tuple[str, ...]) -> None:
     from sitemapkit.errors import InvalidUrlError
     from sitemapkit.urls import Scope
 
@@ -424,6 +442,10 @@ def _check_base_url(r: _Reader, base_url: str) -> None:
         Scope(base_url)
     except (InvalidUrlError, UsageError) as exc:
         raise r.fail(("base_url",), str(exc)) from None
+    try:
+        Scope(base_url, allow_hosts)
+    except (InvalidUrlError, UsageError) as exc:
+        raise r.fail(("allow_hosts",), str(exc)) from None
 
 
 def _missing(r: _Reader, name: str) -> dict[str, Any]:

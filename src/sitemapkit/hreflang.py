@@ -8,6 +8,10 @@ completed to the whole group (x-default included when any page declares one).
 
 Rules, each reported with a diagnostic where something is left out:
 
+- pages are joined through the language URLs they declare that are pages of this set; a URL outside the
+  set joins nothing, and neither does an `x-default` that several groups share (a language picker for
+  the whole site: it is listed by each group but cannot list them all back); an `x-default` page that
+  only one group names is a member of it;
 - a group member is a (hreflang, URL) pair that some page declares, and whose URL is a page of this
   sitemap set; an alternate naming a URL outside the set is left out (`hreflang-not-listed`), since no
   `<url>` of ours could link back;
@@ -22,6 +26,7 @@ disk, so memory stays flat however many pages there are.
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import sqlite3
 from collections.abc import Iterator
@@ -31,11 +36,15 @@ from sitemapkit.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.model import Alternate, UrlEntry
 
 _SCHEMA = (
-    "CREATE TABLE spill (seq INTEGER PRIMARY KEY, url TEXT NOT NULL, entry BLOB NOT NULL)",
+    "CREATE TABLE spill (seq INTEGER PRIMARY KEY, url TEXT NOT NULL, source TEXT, line INTEGER, "
+    "entry BLOB NOT NULL)",
     "CREATE INDEX spill_url ON spill (url)",
+    # every alternate as its page declared it, until the groups are made
+    "CREATE TABLE decl (seq INTEGER NOT NULL, hreflang TEXT NOT NULL, href TEXT NOT NULL)",
     "CREATE TABLE member (url TEXT PRIMARY KEY, grp INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE INDEX member_grp ON member (grp)",
     # one row per declared (hreflang, href) of a group; `seq` is the first page that declared it
+    "CREATE TABLE picker (url TEXT PRIMARY KEY) WITHOUT ROWID",  # x-default pages several groups share
     "CREATE TABLE pair (grp INTEGER NOT NULL, hreflang TEXT NOT NULL, href TEXT NOT NULL, "
     "seq INTEGER NOT NULL, PRIMARY KEY (grp, hreflang, href)) WITHOUT ROWID",
 )
@@ -57,31 +66,68 @@ class HreflangGroups:
             self._db.execute(statement)
         self._seq = 0
         self._groups = 0
-        self._rows: list[tuple[int, str, bytes]] = []
+        self._rows: list[tuple[int, str, str | None, int | None, bytes]] = []
+        self._decl: list[tuple[int, str, str]] = []
         self.grouped = 0
 
     def add(self, entry: UrlEntry) -> None:
         """Keep `entry` (already normalised and deduplicated) until `entries` is called."""
         self._seq += 1
-        self._rows.append((self._seq, entry.loc, pickle.dumps(entry, pickle.HIGHEST_PROTOCOL)))
+        blob = pickle.dumps(entry, pickle.HIGHEST_PROTOCOL)
+        self._rows.append((self._seq, entry.loc, entry.sitemap, entry.line, blob))
+        for a in entry.alternates:
+            self._decl.append((self._seq, a.hreflang, a.href))
         if len(self._rows) >= 5_000:
             self._flush()
-        if entry.alternates:
-            self._declare(entry)
 
     def _flush(self) -> None:
-        self._db.executemany("INSERT INTO spill VALUES (?, ?, ?)", self._rows)
+        self._db.executemany("INSERT INTO spill VALUES (?, ?, ?, ?, ?)", self._rows)
+        self._db.executemany("INSERT INTO decl VALUES (?, ?, ?)", self._decl)
         self._rows.clear()
+        self._decl.clear()
 
-    def _declare(self, entry: UrlEntry) -> None:
+    def _make_groups(self) -> None:
+        """Join the pages that name each other into groups. Only a language's URL that is a page of
+        the set joins groups: a shared `x-default` (a language picker every group names) or a URL
+        outside the set does not, or whole sites would collapse into one group."""
         db = self._db
-        urls = sorted({entry.loc, *(a.href for a in entry.alternates)})
+        rows = db.execute(
+            "SELECT d.seq, s.url, d.hreflang, d.href, EXISTS (SELECT 1 FROM spill x WHERE x.url = d.href) "
+            "FROM decl d JOIN spill s ON s.seq = d.seq ORDER BY d.seq"
+        )
+        for (seq, loc), declared in itertools.groupby(rows, key=lambda r: (r[0], r[1])):
+            pairs = [(hreflang, href, listed) for _, _, hreflang, href, listed in declared]
+            joined = {loc, *(h for code, h, listed in pairs if listed and code.lower() != "x-default")}
+            grp = self._join(sorted(joined))
+            db.executemany(
+                "INSERT INTO pair VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [(grp, code, href, seq) for code, href, _ in pairs],
+            )
+
+        # an x-default page that only one group names belongs to that group (and lists it back); one that
+        # several groups share is a site-wide language picker and stays outside them all
+        db.execute(
+            "INSERT INTO picker SELECT p.href FROM pair p LEFT JOIN member m ON m.url = p.href "
+            "WHERE lower(p.hreflang) = 'x-default' AND (m.grp IS NULL OR m.grp != p.grp) "
+            "GROUP BY p.href HAVING count(DISTINCT p.grp) > 1"
+        )
+        lone = db.execute(
+            "SELECT p.href, min(p.grp) FROM pair p WHERE lower(p.hreflang) = 'x-default' "
+            "AND EXISTS (SELECT 1 FROM spill x WHERE x.url = p.href) "
+            "AND NOT EXISTS (SELECT 1 FROM member m WHERE m.url = p.href) "
+            "AND NOT EXISTS (SELECT 1 FROM picker k WHERE k.url = p.href) GROUP BY p.href"
+        ).fetchall()
+        db.executemany("INSERT INTO member VALUES (?, ?)", lone)
+
+    def _join(self, urls: list[str]) -> int:
+        """The group of `urls`, merging the groups they already belong to (into the oldest)."""
+        db = self._db
         marks = ",".join("?" * len(urls))
         found = db.execute(f"SELECT url, grp FROM member WHERE url IN ({marks})", urls).fetchall()
         groups = sorted({grp for _, grp in found})
         if groups:
-            grp = groups[0]
-            for other in groups[1:]:  # this page joins groups that were apart: merge them into the first
+            grp = int(groups[0])
+            for other in groups[1:]:
                 db.execute("UPDATE member SET grp = ? WHERE grp = ?", (grp, other))
                 db.execute(
                     "INSERT INTO pair SELECT ?, hreflang, href, seq FROM pair WHERE grp = ? "
@@ -94,14 +140,12 @@ class HreflangGroups:
             grp = self._groups
         known = {url for url, _ in found}
         db.executemany("INSERT INTO member VALUES (?, ?)", [(u, grp) for u in urls if u not in known])
-        db.executemany(
-            "INSERT INTO pair VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [(grp, a.hreflang, a.href, self._seq) for a in entry.alternates],
-        )
+        return grp
 
     def entries(self) -> Iterator[UrlEntry]:
         """The entries in the order they were added, alternates completed to their whole group."""
         self._flush()
+        self._make_groups()
         db = self._db
         cache: dict[int, tuple[Alternate, ...]] = {}
         rows = db.execute(
@@ -153,11 +197,14 @@ class HreflangGroups:
         """The group's members: declared pairs whose URL is a page of the set, one URL per hreflang."""
         chosen: dict[str, tuple[str, str]] = {}  # hreflang, compared without case -> (as written, URL)
         rows = self._db.execute(
-            "SELECT p.hreflang, p.href, EXISTS (SELECT 1 FROM spill s WHERE s.url = p.href) "
-            "FROM pair p WHERE p.grp = ? ORDER BY p.seq, p.hreflang, p.href",
+            "SELECT p.hreflang, p.href, EXISTS (SELECT 1 FROM spill x WHERE x.url = p.href), "
+            "(SELECT m.grp FROM member m WHERE m.url = p.href), "
+            "EXISTS (SELECT 1 FROM picker k WHERE k.url = p.href), "
+            "s.url, s.source, s.line FROM pair p JOIN spill s ON s.seq = p.seq "
+            "WHERE p.grp = ? ORDER BY p.seq, p.hreflang, p.href",
             (grp,),
         )
-        for hreflang, href, listed in rows:
+        for hreflang, href, listed, href_grp, picker, page, source, line in rows:
             if not listed:
                 self.log.once(
                     f"hreflang-not-listed {href}",
@@ -165,7 +212,22 @@ class HreflangGroups:
                         "hreflang-not-listed",
                         f"the alternate {href} ({hreflang}) is not a page of this sitemap set, so it "
                         "could not link back; it is left out of its group",
-                        url=href,
+                        source=source,
+                        line=line,
+                        url=page,
+                    ),
+                )
+                continue
+            if href_grp != grp and not picker:  # an x-default page that belongs to another group
+                self.log.once(
+                    f"hreflang-not-reciprocal {grp} {href}",
+                    Diagnostic.make(
+                        "hreflang-not-reciprocal",
+                        f"the x-default {href} belongs to another hreflang group, so it cannot link back; "
+                        "it is left out of this one",
+                        source=source,
+                        line=line,
+                        url=page,
                     ),
                 )
                 continue
@@ -177,7 +239,9 @@ class HreflangGroups:
                         "hreflang-conflict",
                         f"{href} and {kept} both claim hreflang {hreflang!r} in one group; {kept} (declared "
                         "first) keeps it",
-                        url=href,
+                        source=source,
+                        line=line,
+                        url=page,
                     ),
                 )
         ordered = sorted(chosen.items(), key=lambda kv: (kv[0] == "x-default", kv[0]))
@@ -186,4 +250,5 @@ class HreflangGroups:
     def close(self) -> None:
         """Close the temporary database (the writer deletes its file)."""
         self._rows.clear()
+        self._decl.clear()
         self._db.close()

@@ -1,9 +1,11 @@
 """URL rules for generation: include/exclude filters and per-pattern defaults (changefreq, priority).
 
-A pattern matches a URL's path and query (`/blog/post?id=1`), never its scheme or host:
+A pattern matches a URL's path and query (`/blog/post?id=1`), never its scheme or host, as written in
+the URL (`/caf%C3%A9/`) or decoded (`/café/`): either form of a pattern works.
 
 - a glob (`/blog/*`, `*.pdf`, `/docs/**/index.html`) matched against the whole path with `fnmatch`
-  rules (case-sensitive, `*` also crosses `/`);
+  rules (case-sensitive, `*` also crosses `/`); it must start with `/` or `*`, since it is matched
+  against the whole path;
 - `re:` followed by a regular expression, searched in the path (`re:^/tag/[a-z]+/$`).
 
 >>> rules = UrlRules(include=("/blog/*",), exclude=("*/drafts/*",),
@@ -23,7 +25,7 @@ import fnmatch
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from sitemapkit.constants import CHANGEFREQS
 from sitemapkit.errors import UsageError
@@ -43,6 +45,11 @@ def compile_pattern(pattern: str) -> Matcher:
         return lambda path: regex.search(path) is not None
     if not pattern:
         raise UsageError("empty pattern")
+    if not pattern.startswith(("/", "*")):
+        raise UsageError(
+            f"the glob {pattern!r} is matched against the whole path, which starts with '/': "
+            f"write '/{pattern}' or '*{pattern}'"
+        )
     glob = re.compile(fnmatch.translate(pattern))
     return lambda path: glob.match(path) is not None
 
@@ -52,6 +59,13 @@ def url_path(url: str) -> str:
     parts = urlsplit(url)
     path = parts.path or "/"
     return f"{path}?{parts.query}" if parts.query else path
+
+
+def _forms(path: str) -> tuple[str, ...]:
+    """The path as written and, when it has %-escapes, decoded (so `/café/*` matches `/caf%C3%A9/x`)."""
+    if "%" not in path:
+        return (path,)
+    return path, unquote(path)
 
 
 @dataclass(frozen=True)
@@ -90,18 +104,18 @@ class UrlRules:
 
     def allows(self, url: str) -> bool:
         """Whether the filters keep `url`."""
-        path = url_path(url)
-        if self.include and not any(m(path) for m in self.include):
+        paths = _forms(url_path(url))
+        if self.include and not any(m(p) for m in self.include for p in paths):
             return False
-        return not any(m(path) for m in self.exclude)
+        return not any(m(p) for m in self.exclude for p in paths)
 
     def apply(self, entry: UrlEntry) -> UrlEntry:
         """`entry` with the first matching default's values where its own are missing."""
         if not self.defaults or (entry.changefreq is not None and entry.priority is not None):
             return entry
-        path = url_path(entry.loc)
+        paths = _forms(url_path(entry.loc))
         for matches, default in self.defaults:
-            if matches(path):
+            if any(matches(p) for p in paths):
                 changes: dict[str, object] = {}
                 if entry.changefreq is None and default.changefreq is not None:
                     changes["changefreq"] = default.changefreq

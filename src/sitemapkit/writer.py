@@ -538,6 +538,9 @@ class SitemapWriter:
                 while chunk := body.read(_COPY_CHUNK):
                     out.write(chunk)
             out.write(xml_footer("urlset").encode())
+            if out is not raw:
+                out.close()  # the gzip trailer
+            _sync(raw)  # on disk before the rename: after a power cut a file is whole, old or new
         finally:
             out.close()
             raw.close()
@@ -677,6 +680,9 @@ class SitemapWriter:
                 size += len(data)
                 out.write(data)
             out.write(footer)
+            if out is not raw:
+                out.close()
+            _sync(raw)
         finally:
             out.close()
             raw.close()
@@ -731,6 +737,7 @@ class SitemapWriter:
             os.replace(temp, final)
             self._temps.remove(temp)
         self._write_manifest(sorted(new_names))
+        _sync_folder(self.out_dir)
         removed: list[str] = []
         for stale in sorted(previous - set(new_names)):
             path = self.out_dir / stale
@@ -744,6 +751,25 @@ def _key(value: Lastmod) -> str:
     instant = sort_key(value)
     text = instant.strftime("%Y-%m-%dT%H:%M:%S")
     return f"{text}.{instant.microsecond:06d}" if instant.microsecond else text
+
+
+def _sync(raw: IO[bytes]) -> None:
+    raw.flush()
+    os.fsync(raw.fileno())
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the renames in `folder` durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _same_bytes(new: Path, old: Path) -> bool:

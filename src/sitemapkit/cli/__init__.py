@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import signal
+import threading
 from typing import Any
 
 import click
@@ -40,3 +42,11 @@ def main() -> None:
 
     Run `sitemapkit COMMAND --help` for each command's options and an example.
     """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM (a CI timeout, `kill`, a container stop) unwinds like Ctrl-C: temporary files are removed
+    and nothing half-written is published."""
+    raise SystemExit(128 + signum)
