@@ -5,7 +5,9 @@
 The sitemap app is an ASGI app: here a Starlette route hands it every path that starts with `/sitemap`.
 With FastAPI, wrap the whole app instead: `app = asgi_app(source, base_url=..., fallback=fastapi_app)`.
 The source is a cursor over the table (keyset pagination, `WHERE id > ? ORDER BY id LIMIT ?`), which stays
-fast for millions of rows where `OFFSET` would not; the count comes from its own query.
+fast for millions of rows where `OFFSET` would not; the count comes from its own query. A change counter
+that triggers move on every insert, update and delete is its `version()`: the cursor remembers where each
+page starts for as long as it is unchanged, so a page costs one query.
 """
 
 from __future__ import annotations
@@ -33,7 +35,19 @@ def create_demo_db(path: str, articles: int = 2_500) -> None:
     """An `articles` table, each article in English and German."""
     start = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
     with closing(sqlite3.connect(path)) as db, db:
-        db.execute("CREATE TABLE articles (id INTEGER PRIMARY KEY, slug TEXT, updated TEXT)")
+        db.executescript(
+            """
+            CREATE TABLE articles (id INTEGER PRIMARY KEY, slug TEXT, updated TEXT);
+            CREATE TABLE articles_changes (n INTEGER NOT NULL);
+            INSERT INTO articles_changes VALUES (0);
+            CREATE TRIGGER articles_insert AFTER INSERT ON articles BEGIN
+                UPDATE articles_changes SET n = n + 1; END;
+            CREATE TRIGGER articles_update AFTER UPDATE ON articles BEGIN
+                UPDATE articles_changes SET n = n + 1; END;
+            CREATE TRIGGER articles_delete AFTER DELETE ON articles BEGIN
+                UPDATE articles_changes SET n = n + 1; END;
+            """
+        )
         db.executemany(
             "INSERT INTO articles (slug, updated) VALUES (?, ?)",
             ((f"article-{i}", (start + dt.timedelta(minutes=90 * i)).isoformat()) for i in range(articles)),
@@ -68,7 +82,10 @@ def sitemap_source(db_path: str, base_url: str) -> KeysetSource:
     def count() -> int:
         return 2 * int(str(query("SELECT count(*) FROM articles")[0][0]))
 
-    return KeysetSource(fetch, count=count)
+    def version() -> int:
+        return int(str(query("SELECT n FROM articles_changes")[0][0]))
+
+    return KeysetSource(fetch, count=count, version=version)
 
 
 async def home(request: Request) -> HTMLResponse:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import gzip
+import html
 import logging
+import re
 import socket
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,7 @@ import pytest
 import sitemapkit
 from sitemapkit import Image, UrlEntry, normalize_url
 from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.web import FunctionSource, KeysetSource, SitemapServer, asgi_app, wsgi_app
+from sitemapkit.web import FunctionSource, KeysetSource, SequenceSource, SitemapServer, asgi_app, wsgi_app
 
 START = dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.UTC)
 
@@ -159,8 +161,34 @@ def expected_locs(path: Path, base: str) -> list[str]:
         return [normalize_url(p, base + "/") for (p,) in db.execute("SELECT path FROM pages ORDER BY id")]
 
 
+def add_change_counter(path: Path) -> Callable[[], int]:
+    """A one-row `changes` table that triggers move on every insert, update and delete of `pages`, and a
+    `version()` reading it: what a source's version must be (count(*) or max(id) miss a delete plus an
+    insert)."""
+    with closing(sqlite3.connect(path)) as db, db:
+        db.executescript(
+            """
+            CREATE TABLE changes (n INTEGER NOT NULL);
+            INSERT INTO changes VALUES (0);
+            CREATE TRIGGER pages_ins AFTER INSERT ON pages BEGIN UPDATE changes SET n = n + 1; END;
+            CREATE TRIGGER pages_upd AFTER UPDATE ON pages BEGIN UPDATE changes SET n = n + 1; END;
+            CREATE TRIGGER pages_del AFTER DELETE ON pages BEGIN UPDATE changes SET n = n + 1; END;
+            """
+        )
+
+    def version() -> int:
+        with closing(sqlite3.connect(path)) as db:
+            return int(db.execute("SELECT n FROM changes").fetchone()[0])
+
+    return version
+
+
 def clean(report: Any) -> list[str]:
     return [str(d) for d in report]
+
+
+def locs_in(xml: str) -> list[str]:
+    return [html.unescape(loc) for loc in re.findall(r"<loc>([^<]*)</loc>", xml)]
 
 
 # -- what is served reads back exactly, and validates clean ------------------------------------------
@@ -208,12 +236,14 @@ def test_default_page_size_serves_120000_urls_from_count_and_slice(tmp_path: Pat
         reader = sitemapkit.read(base + "/sitemap.xml")
         assert [e.loc for e in reader] == [f"{base}/item/{i}" for i in range(120_000)]
         assert [n.url_count for n in reader.tree.children] == [50_000, 50_000, 20_000]
-        assert sorted(source.slices) == [(0, 50_000), (50_000, 100_000), (100_000, 150_000)]
+        # the first index also checks the first 50 entries against the folder the sitemaps are served from
+        assert sorted(source.slices) == [(0, 50), (0, 50_000), (50_000, 100_000), (100_000, 150_000)]
         report = sitemapkit.validate(base + "/sitemap.xml")
         assert clean(report) == [] and report.summary()["urls"] == 120_000
 
 
-def test_keyset_source_pages_through_sqlite(served: Served, tmp_path: Path) -> None:
+@pytest.mark.parametrize("versioned", [True, False], ids=["version", "no-version"])
+def test_keyset_source_pages_through_sqlite(served: Served, tmp_path: Path, versioned: bool) -> None:
     db = make_db(tmp_path / "site.db", 2_345)
     fetches: list[Any] = []
 
@@ -225,7 +255,8 @@ def test_keyset_source_pages_through_sqlite(served: Served, tmp_path: Path) -> N
             ).fetchall()
         return [(row_id, loc) for row_id, loc in rows]
 
-    base = served.start(KeysetSource(fetch, batch=1_000), page_size=1_000)
+    version = add_change_counter(db) if versioned else None
+    base = served.start(KeysetSource(fetch, batch=1_000, version=version), page_size=1_000)
     # page 3 first: the source walks to it, then the index (a full walk, no count function), then the rest
     third = httpx.get(base + "/sitemap-3.xml")
     assert third.status_code == 200 and third.text.count("<url>") == 345
@@ -236,7 +267,18 @@ def test_keyset_source_pages_through_sqlite(served: Served, tmp_path: Path) -> N
     assert httpx.get(base + "/sitemap-4.xml").status_code == 404
     fetches.clear()
     assert httpx.get(base + "/sitemap-2.xml").status_code == 200
-    assert fetches == [(1_000, 1_000)]  # the boundary key is remembered: one query for the page
+    # at an unchanged version the key that starts page 2 is remembered: one query; without a version
+    # nothing can be trusted from an earlier request, so the page walks over page 1's rows first
+    assert fetches == ([(1_000, 1_000)] if versioned else [(None, 1_000), (1_000, 1_000)])
+
+    # one row deleted near the start, one added at the end: the count stays the same, every page shifts
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("DELETE FROM pages WHERE id = 2")
+        conn.execute("INSERT INTO pages (path, updated) VALUES ('/docs/new', ?)", (START.isoformat(),))
+    assert httpx.get(base + "/sitemap.xml").text.count("<sitemap>") == 3
+    pages = {n: locs_in(httpx.get(f"{base}/sitemap-{n}.xml").text) for n in (3, 2, 1)}  # any order
+    assert pages[1] + pages[2] + pages[3] == expected_locs(db, base)  # none lost, none twice
+    assert pages[3][-1] == f"{base}/docs/new"
 
 
 # -- HTTP behaviour ----------------------------------------------------------------------------------
@@ -287,8 +329,7 @@ def test_response_headers(served: Served) -> None:
         assert r.headers["x-robots-tag"] == "noindex"
         assert r.headers["cache-control"] == "public, max-age=120"
         assert r.headers["etag"].startswith('"') and not r.headers["etag"].startswith("W/")
-    assert httpx.get(base + "/sitemap-2.xml").headers["last-modified"] == "Sat, 20 Jan 2024 00:00:00 GMT"
-    assert httpx.get(base + "/sitemap.xml").headers["last-modified"] == "Tue, 30 Jan 2024 00:00:00 GMT"
+        assert "last-modified" not in r.headers  # no change time from the source: the ETag alone
     index = httpx.get(base + "/sitemap.xml").text
     assert f"<sitemap><loc>{base}/sitemap-3.xml</loc><lastmod>2024-01-30</lastmod></sitemap>" in index
 
@@ -300,8 +341,8 @@ def test_conditional_requests_answer_304(served: Served) -> None:
     url = base + "/sitemap-1.xml"
     with httpx.Client(headers={"Accept-Encoding": "identity"}) as client:
         first = client.get(url)
-        etag, last_modified = first.headers["etag"], first.headers["last-modified"]
-        assert last_modified == "Wed, 10 Jan 2024 00:00:00 GMT"
+        etag = first.headers["etag"]
+        assert "last-modified" not in first.headers
 
         def status(**headers: str) -> int:
             r = client.get(url, headers=headers)
@@ -318,12 +359,9 @@ def test_conditional_requests_answer_304(served: Served) -> None:
         assert status(**{"If-None-Match": f'"nope", W/{etag}'}) == 304  # weak comparison
         assert status(**{"If-None-Match": "*"}) == 304
         assert status(**{"If-None-Match": '"nope"'}) == 200
-        assert status(**{"If-Modified-Since": last_modified}) == 304
-        assert status(**{"If-Modified-Since": "Thu, 11 Jan 2024 08:00:00 GMT"}) == 304
-        assert status(**{"If-Modified-Since": "Tue, 09 Jan 2024 23:59:59 GMT"}) == 200
-        assert status(**{"If-Modified-Since": "not a date"}) == 200
-        # If-None-Match decides when both are sent
-        assert status(**{"If-None-Match": '"nope"', "If-Modified-Since": last_modified}) == 200
+        # no Last-Modified was sent, so a date proves nothing (it would, wrongly, after a removal)
+        assert status(**{"If-Modified-Since": "Thu, 11 Jan 2024 08:00:00 GMT"}) == 200
+        assert status(**{"If-None-Match": etag, "If-Modified-Since": "not a date"}) == 304
         gz = client.get(url, headers={"Accept-Encoding": "gzip", "If-None-Match": etag})
         assert gz.status_code == 200  # the gzip representation has its own tag
         assert (
@@ -380,6 +418,47 @@ def test_failing_source_is_a_500_with_a_short_body(served: Served, caplog: pytes
     assert len(failure) == 1 and "no such table: pages" in str(failure[0].exc_info[1])
     assert "/sitemap-1.xml" in failure[0].getMessage()
     assert httpx.get(base + "/sitemap.xml").status_code == 200  # the index only counts
+
+
+@pytest.mark.parametrize("index", ["always", "auto"])
+def test_an_empty_source_has_no_sitemap_until_it_has_entries(
+    served: Served, index: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No valid sitemap has no URL (the schemas want at least one <sitemap> or <url>), and `generate`
+    publishes nothing for no entries: the index is a 404 saying why, not cached, and a warning is logged."""
+    items: list[str] = []
+    base = served.start(items, index=index)
+    with caplog.at_level(logging.WARNING, logger="sitemapkit.web"):
+        for _ in range(2):
+            r = httpx.get(base + "/sitemap.xml")
+            assert r.status_code == 404 and r.text == "Not Found: this sitemap has no URLs yet\n"
+            assert r.headers["cache-control"] == "no-store"
+        assert httpx.get(base + "/sitemap-1.xml").status_code == 404
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        f"{base}/sitemap.xml: the sitemap source has no entries, so there is no sitemap to serve (404) "
+        "until it has some"
+    ]
+    items.append("/first")
+    assert httpx.get(base + "/sitemap.xml").status_code == 200
+    assert clean(sitemapkit.validate(base + "/sitemap.xml")) == []
+
+
+def test_a_page_of_only_invalid_entries_is_a_500(served: Served, caplog: pytest.LogCaptureFixture) -> None:
+    seen: list[Diagnostic] = []
+    items = [f"/ok/{i}" for i in range(10)] + ["ftp://example.org/x", "mailto:a@example.org", "no scheme"]
+    base = served.start(items, page_size=10, on_diagnostic=seen.append)
+    with caplog.at_level(logging.ERROR, logger="sitemapkit.web"):
+        assert httpx.get(base + "/sitemap.xml").status_code == 200
+        assert httpx.get(base + "/sitemap-1.xml").text.count("<url>") == 10
+        r = httpx.get(base + "/sitemap-2.xml")
+    assert r.status_code == 500 and "<urlset" not in r.text
+    assert [d.line for d in seen] == [11, 12, 13]
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == [
+        f"{base}/sitemap-2.xml: none of the 3 entries of this sitemap can be served (the diagnostics logged "
+        "for them say why), and a sitemap without any URL is not valid"
+    ]
 
 
 def test_invalid_entries_are_left_out_and_reported(served: Served, caplog: pytest.LogCaptureFixture) -> None:
@@ -505,6 +584,112 @@ def test_version_source_answers_304_without_reading_entries(served: Served, tmp_
     assert changed.status_code == 200 and changed.headers["etag"] != first.headers["etag"]
 
 
+def utc(hour: int, minute: int = 0, second: float = 0.0) -> dt.datetime:
+    return dt.datetime(2024, 6, 1, hour, minute, tzinfo=dt.UTC) + dt.timedelta(seconds=second)
+
+
+def test_a_page_changed_without_a_newer_lastmod_is_not_answered_304(served: Served) -> None:
+    """The newest lastmod of a page or index does not move when an entry is removed, or added with an older
+    date. As `Last-Modified`, crawlers revalidating with `If-Modified-Since` would be told "not modified"
+    about a changed page; so without a change time from the source there is no `Last-Modified`, a date is
+    ignored, and the strong ETag decides."""
+    items = [UrlEntry(f"/p{i}", dt.datetime(2024, 1, 1 + i % 20, tzinfo=dt.UTC)) for i in range(25)]
+    base = served.start(items, page_size=10)
+    later = {"If-Modified-Since": "Sat, 01 Jun 2024 00:00:00 GMT"}  # after every lastmod, before now
+    with httpx.Client(headers={"Accept-Encoding": "identity"}) as client:
+        before = {p: client.get(base + p) for p in ("/sitemap.xml", "/sitemap-2.xml")}
+        assert all("last-modified" not in r.headers for r in before.values())
+        items.remove(max(items, key=lambda e: e.lastmod or START))  # /p19, the newest, on page 2
+        page = client.get(base + "/sitemap-2.xml", headers=later)
+        assert page.status_code == 200 and "/p19<" not in page.text and "/p20<" in page.text
+        stale = {"If-None-Match": before["/sitemap-2.xml"].headers["etag"]}
+        assert client.get(base + "/sitemap-2.xml", headers=stale).status_code == 200
+        for i in range(7):  # entries added with an old date: the index grows to 4 pages
+            items.append(UrlEntry(f"/old{i}", dt.datetime(2024, 1, 1, tzinfo=dt.UTC)))
+        index = client.get(base + "/sitemap.xml", headers=later)
+        assert index.status_code == 200 and index.text.count("<sitemap>") == 4
+        stale = {"If-None-Match": before["/sitemap.xml"].headers["etag"]}
+        assert client.get(base + "/sitemap.xml", headers=stale).status_code == 200
+
+
+def test_last_modified_and_if_modified_since_follow_the_sources_change_time(served: Served) -> None:
+    """A `version()` that is a datetime (the time of the latest change, removals included) gives
+    `Last-Modified`: the later of it and the server's start, once it is a whole second in the past."""
+    now = [utc(12).timestamp()]
+    changed = [utc(11)]
+    items = [UrlEntry(f"/p{i}", dt.date(2024, 1, 1 + i)) for i in range(25)]
+    reads: list[int] = []
+
+    def page(offset: int, limit: int) -> list[UrlEntry]:
+        reads.append(offset)
+        return items[offset : offset + limit]
+
+    source = FunctionSource(lambda: len(items), page, version=lambda: changed[0])
+    base = served.start(source, page_size=10, wall_clock=lambda: now[0])
+    url = base + "/sitemap-2.xml"
+    with httpx.Client(headers={"Accept-Encoding": "identity"}) as client:
+
+        def get(path: str = "/sitemap-2.xml", **headers: str) -> httpx.Response:
+            return client.get(base + path, headers=headers)
+
+        now[0] = utc(12, 0, 0.5).timestamp()  # the server started this second: no date can be trusted yet
+        assert "last-modified" not in get().headers
+        assert get(**{"If-Modified-Since": "Sat, 01 Jun 2024 12:00:00 GMT"}).status_code == 200
+        now[0] = utc(13).timestamp()
+        # the change (11:00) is older than the server (12:00), whose options may differ from the last one's
+        assert get().headers["last-modified"] == "Sat, 01 Jun 2024 12:00:00 GMT"
+        changed[0] = utc(12, 30, 0.7)
+        first = get()
+        assert first.headers["last-modified"] == "Sat, 01 Jun 2024 12:30:00 GMT"
+        assert get("/sitemap.xml").headers["last-modified"] == "Sat, 01 Jun 2024 12:30:00 GMT"
+        reads.clear()
+        not_modified = get(**{"If-Modified-Since": "Sat, 01 Jun 2024 12:30:00 GMT"})
+        assert not_modified.status_code == 304 and not_modified.content == b"" and reads == []
+        assert not_modified.headers["last-modified"] == first.headers["last-modified"]
+        assert not_modified.headers["etag"] == first.headers["etag"]
+        assert get(**{"If-Modified-Since": "Sat, 01 Jun 2024 12:29:59 GMT"}).status_code == 200
+        assert get(**{"If-Modified-Since": "not a date"}).status_code == 200
+        # If-None-Match decides when both are sent
+        both = {"If-None-Match": '"nope"', "If-Modified-Since": "Sat, 01 Jun 2024 12:30:00 GMT"}
+        assert get(**both).status_code == 200
+        # an entry removed: the change time moves, and so does Last-Modified
+        del items[3]
+        changed[0] = utc(12, 45)
+        again = get(**{"If-Modified-Since": "Sat, 01 Jun 2024 12:30:00 GMT"})
+        assert again.status_code == 200 and again.content != first.content
+        assert again.headers["last-modified"] == "Sat, 01 Jun 2024 12:45:00 GMT"
+        # a date later than now proves nothing (a client clock ahead, or a made-up date): ignored
+        assert get(**{"If-Modified-Since": "Sat, 01 Jun 2024 14:00:00 GMT"}).status_code == 200
+        # a change in the current second: a later change in the same second could not move the date
+        changed[0] = utc(13, 0, 0.2)
+        now[0] = utc(13, 0, 0.6).timestamp()
+        assert "last-modified" not in get().headers
+        assert get(**{"If-Modified-Since": "Sat, 01 Jun 2024 13:00:00 GMT"}).status_code == 200
+        now[0] = utc(13, 0, 1).timestamp()
+        assert get().headers["last-modified"] == "Sat, 01 Jun 2024 13:00:00 GMT"
+        changed[0] = dt.datetime(2024, 6, 1, 12, 50)  # naive: UTC
+        assert get().headers["last-modified"] == "Sat, 01 Jun 2024 12:50:00 GMT"
+    assert url
+
+
+def test_if_modified_since_in_the_future_is_ignored(served: Served) -> None:
+    """RFC 9110 §13.1.3: a date later than the server's clock is not a valid validator; without this a
+    client could pin any page to 304 for good."""
+    now = [utc(12).timestamp()]
+    base = served.start(
+        SequenceSource([f"/p{i}" for i in range(5)], version=lambda: utc(9)),
+        wall_clock=lambda: now[0],
+    )
+    now[0] = utc(13).timestamp()
+    url = base + "/sitemap-1.xml"
+    last_modified = httpx.get(url).headers["last-modified"]
+    assert last_modified == "Sat, 01 Jun 2024 12:00:00 GMT"
+    assert httpx.get(url, headers={"If-Modified-Since": last_modified}).status_code == 304
+    for future in ("Sat, 01 Jun 2024 13:00:01 GMT", "Fri, 01 Jan 2100 00:00:00 GMT"):
+        r = httpx.get(url, headers={"If-Modified-Since": future})
+        assert r.status_code == 200 and r.text.count("<url>") == 5
+
+
 def test_cache_renders_each_page_once_per_lifetime(served: Served, tmp_path: Path) -> None:
     db = make_db(tmp_path / "site.db", 50)
     calls: list[str] = []
@@ -512,12 +697,12 @@ def test_cache_renders_each_page_once_per_lifetime(served: Served, tmp_path: Pat
     base = served.start(sqlite_source(db, calls), page_size=20, cache_seconds=60, clock=lambda: now[0])
     bodies = {httpx.get(base + "/sitemap-1.xml").content for _ in range(5)}
     assert len(bodies) == 1 and calls == ["path,"]
+    httpx.get(base + "/sitemap.xml")  # the first index also reads the first entries (the scope check)
     httpx.get(base + "/sitemap.xml")
-    httpx.get(base + "/sitemap.xml")
-    assert calls == ["path,", "count(*)"]
+    assert calls == ["path,", "path,", "count(*)"]
     now[0] += 61
     httpx.get(base + "/sitemap-1.xml")
-    assert calls == ["path,", "count(*)", "path,"]
+    assert calls == ["path,", "path,", "count(*)", "path,"]
 
 
 # -- mounted under a prefix --------------------------------------------------------------------------
@@ -586,6 +771,66 @@ def test_urls_outside_a_prefix_are_out_of_scope() -> None:
     assert mounted.status == 200 and mounted.body.count(b"<url>") == 1
     assert b"<loc>https://example.com/shop/a</loc>" in mounted.body
     assert [(d.code, d.url) for d in seen] == [("url-not-allowed", "https://example.com/blog/b")]
+
+
+@pytest.mark.parametrize("kind", ["asgi", "wsgi"])
+def test_site_paths_that_lack_the_mount_prefix_fail_loudly(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`wsgi_app(["/p0", ...])` mounted at /shop: `/p0` is a path on the site, outside /shop/ where the
+    sitemaps are served, so every entry would be left out. Instead of an index of empty pages (200s with a
+    warning), the index and the pages are 500s, and the log says why and what to write instead."""
+    holder: dict[str, Any] = {}
+    context: Any
+    if kind == "asgi":
+        routing = pytest.importorskip("starlette.routing")
+        applications = pytest.importorskip("starlette.applications")
+
+        async def sitemaps(scope: Any, receive: Any, send: Any) -> None:
+            await holder["app"](scope, receive, send)
+
+        context = serve_asgi(applications.Starlette(routes=[routing.Mount("/shop", app=sitemaps)]))
+    else:
+        middleware = pytest.importorskip("werkzeug.middleware.dispatcher")
+
+        def root(environ: Any, start_response: Any) -> list[bytes]:
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"root"]
+
+        context = serve_wsgi(
+            middleware.DispatcherMiddleware(root, {"/shop": lambda e, s: holder["app"](e, s)})
+        )
+    with context as base:
+        build = asgi_app if kind == "asgi" else wsgi_app
+        holder["app"] = build([f"/p{i}" for i in range(25)], base_url=base, page_size=10)
+        with caplog.at_level(logging.ERROR, logger="sitemapkit.web"):
+            index = httpx.get(base + "/shop/sitemap.xml")
+            page = httpx.get(base + "/shop/sitemap-2.xml")
+        for r in (index, page):
+            assert r.status_code == 500 and r.headers["cache-control"] == "no-store"
+            assert "<url" not in r.text and "log" in r.text
+        errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+        assert len(errors) == 2
+        assert errors[0].startswith(f"{base}/shop/sitemap.xml: none of the first 10 entries")
+        assert errors[1].startswith(f"{base}/shop/sitemap-2.xml: none of the 10 entries of this sitemap")
+        for message in errors:
+            assert f"served from {base}/shop/" in message
+            assert "(/shop/p" in message and "rather than /p" in message  # what to write instead
+        # the prefix written into the paths: everything is served
+        holder["app"] = build([f"/shop/p{i}" for i in range(25)], base_url=base, page_size=10)
+        assert [e.loc for e in sitemapkit.read(base + "/shop/sitemap.xml")] == [
+            f"{base}/shop/p{i}" for i in range(25)
+        ]
+
+
+def test_another_host_in_a_mounted_sitemap_is_explained() -> None:
+    server = SitemapServer(["https://other.example/a"], base_url="https://example.com")
+    assert server.respond("GET", "/sitemap.xml", {}).status == 500
+    assert server.respond("GET", "/sitemap-1.xml", {}).status == 500
+    allowed = SitemapServer(
+        ["https://other.example/a"], base_url="https://example.com", allow_hosts=["other.example"]
+    )
+    assert allowed.respond("GET", "/sitemap-1.xml", {}).body.count(b"<url>") == 1
 
 
 # -- fallback: the rest of the app --------------------------------------------------------------------

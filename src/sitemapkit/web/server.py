@@ -19,12 +19,14 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from importlib import resources
+from itertools import islice
 from typing import Any, Literal, TypedDict
+from urllib.parse import urlsplit
 
 from xxhash import xxh3_128_hexdigest
 
 from sitemapkit.constants import CHANGEFREQS, MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URLS
-from sitemapkit.dates import parse_w3c, sort_key, to_aware
+from sitemapkit.dates import parse_w3c, to_aware
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.errors import InvalidDateError, InvalidUrlError, UsageError
 from sitemapkit.model import IndexEntry, Lastmod, UrlEntry
@@ -68,6 +70,7 @@ class ServerOptions(TypedDict, total=False):
     cache_bytes: int
     on_diagnostic: DiagnosticHandler | None
     clock: Callable[[], float]
+    wall_clock: Callable[[], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +105,6 @@ class _Rendered:
     data: bytes
     etag: str
     """The entity tag's opaque value (without quotes); gzip appends `-gzip`."""
-    last_modified: dt.datetime | None
     content_type: str = XML_TYPE
     gz: bytes | None = None
 
@@ -116,6 +118,14 @@ class _BadRequest(Exception):
     pass
 
 
+class _NoEntries(Exception):
+    """The source has no entries: there is no valid sitemap to serve (404)."""
+
+
+class _Unservable(Exception):
+    """A sitemap has entries, but none of them can be served from here (500, logged as an error)."""
+
+
 class SitemapServer:
     """Serves a sitemap index and its pages from `source` (anything `as_source` accepts).
 
@@ -126,7 +136,18 @@ class SitemapServer:
     `base_url` is the public origin (`https://example.com`, or with a path a proxy strips); the mount
     prefix (ASGI `root_path`, WSGI `SCRIPT_NAME`) is appended to it. Without it the request's `Host` is
     used, which a client controls: set `base_url` in production. Entries are checked as `generate` checks
-    them, in the scope of the folder the sitemaps are served from (plus `allow_hosts`).
+    them, in the scope of the folder the sitemaps are served from (plus `allow_hosts`); an entry `/path`
+    is a path on the site, so under a mount point it must include the mount prefix. A sitemap whose
+    entries are all left out is a 500 with an error in the log, never an empty `<urlset>` (invalid, and
+    silently wrong); a source with no entries at all has no sitemap: 404.
+
+    Validators: every response has a strong `ETag`. `Last-Modified` is sent, and `If-Modified-Since`
+    honoured, only when the source's `version()` is a `datetime`, the time of its latest change (removals
+    included): it is then the later of that time and `started` (when this server was made, so a change of
+    options is a change too), left out while it is not yet a whole second in the past (a change later in
+    the same second could not move it). The newest `lastmod` of the entries is not used: removing an entry
+    or adding one with an older date changes a page without moving it. `If-Modified-Since` is ignored when
+    `If-None-Match` is sent, and when it is not a valid date or lies in the future (`wall_clock`).
     """
 
     def __init__(
@@ -146,6 +167,7 @@ class SitemapServer:
         cache_bytes: int = 64 * 1024 * 1024,
         on_diagnostic: DiagnosticHandler | None = None,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         if not 1 <= page_size <= MAX_URLS:
             raise UsageError(f"page_size must be from 1 to {MAX_URLS:,} (got {page_size:,})")
@@ -172,7 +194,11 @@ class SitemapServer:
         self.allow_hosts = tuple(allow_hosts)
         self.on_diagnostic = on_diagnostic
         self._cache = _Cache(cache_seconds, cache_bytes, clock) if cache_seconds > 0 else None
+        self._wall_clock = wall_clock
+        self.started = _whole_seconds(wall_clock())
+        """When this server was made (whole seconds, UTC): `Last-Modified` is never earlier."""
         self._scopes: dict[str, Scope] = {}
+        self._checked: set[str] = set()
         self._logged: set[tuple[str, str | None, str]] = set()
         self._lock = threading.Lock()
         self._headers: dict[frozenset[str], int] = {}
@@ -180,7 +206,7 @@ class SitemapServer:
         self._stylesheet: _Rendered | None = None
         if self.serves_xsl:
             data = resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes()
-            self._stylesheet = _Rendered(data, xxh3_128_hexdigest(data), None, XSL_TYPE)
+            self._stylesheet = _Rendered(data, xxh3_128_hexdigest(data), XSL_TYPE)
 
     # -- routing ----------------------------------------------------------------------------------
 
@@ -247,23 +273,42 @@ class SitemapServer:
             return _plain(400, f"Bad Request: {exc}")
         gz = wants_gzip(headers.get("accept-encoding"))
         suffix = "-gzip" if gz else ""
-        inm = headers.get("if-none-match")
+        now = self._wall_clock()
+        last_modified: dt.datetime | None = None
         try:
             if route.kind == "xsl":
                 rendered: _Rendered | None = self._stylesheet
             else:
-                tag = self._version_tag(route, scope)
-                if tag is not None and inm is not None and etag_matches(inm, f'"{tag}{suffix}"'):
-                    return Response(304, self._meta(f'"{tag}{suffix}"', None))
+                if route.kind == "index" and scope.folder not in self._checked:
+                    self._check_scope(scope)
+                tag, changed = self._version(route, scope)
+                last_modified = self._last_modified(changed, now)
+                if tag is not None and _not_modified(headers, f'"{tag}{suffix}"', last_modified, now):
+                    return Response(304, self._meta(f'"{tag}{suffix}"', last_modified))
                 rendered = self._rendered(route, scope, tag)
+        except _NoEntries:
+            self._log_once(
+                logging.WARNING,
+                f"{scope.folder}{path.lstrip('/')}: the sitemap source has no entries, so there is no "
+                "sitemap to serve (404) until it has some",
+            )
+            return _plain(404, "Not Found: this sitemap has no URLs yet", [("Cache-Control", "no-store")])
+        except _Unservable as exc:
+            logger.error("%s", exc)
+            return _plain(
+                500,
+                "Internal Server Error: none of this sitemap's entries can be served from here "
+                "(the server's log says why)",
+                [("Cache-Control", "no-store")],
+            )
         except Exception:
             logger.exception("sitemap source failed while serving %s%s", root_path, path)
             return _plain(500, "Internal Server Error", [("Cache-Control", "no-store")])
         if rendered is None:
             return _plain(404, "Not Found")
         etag = f'"{rendered.etag}{suffix}"'
-        meta = self._meta(etag, rendered.last_modified)
-        if _not_modified(headers, etag, rendered.last_modified):
+        meta = self._meta(etag, last_modified)
+        if _not_modified(headers, etag, last_modified, now):
             return Response(304, meta)
         body = rendered.gzipped(self.gzip_level) if gz else rendered.data
         out = [("Content-Type", rendered.content_type), ("Content-Length", str(len(body)))]
@@ -306,13 +351,72 @@ class SitemapServer:
                 self._scopes[folder] = scope
         return scope
 
-    def _version_tag(self, route: Route, scope: Scope) -> str | None:
+    def _version(self, route: Route, scope: Scope) -> tuple[str | None, dt.datetime | None]:
+        """The entity tag made from the source's `version()` (None without one), and the time of the
+        source's latest change when the version is one (a `datetime`)."""
         version: Callable[[], Hashable | None] | None = getattr(self.source, "version", None)
         value = version() if callable(version) else None
         if value is None:
-            return None
+            return None, None
         key = repr((value, route.kind, route.number, scope.folder, self._config))
-        return "v" + xxh3_128_hexdigest(key.encode())
+        changed = None
+        if isinstance(value, dt.datetime):
+            changed = value if value.utcoffset() is not None else value.replace(tzinfo=dt.UTC)
+        return "v" + xxh3_128_hexdigest(key.encode()), changed
+
+    def _last_modified(self, changed: dt.datetime | None, now: float) -> dt.datetime | None:
+        """`Last-Modified` for a source last changed at `changed`: the later of that and `started`, in
+        whole seconds; None when unknown or not yet a whole second in the past."""
+        if changed is None:
+            return None
+        value = max(changed.astimezone(dt.UTC).replace(microsecond=0), self.started)
+        return value if value < _whole_seconds(now) else None
+
+    def _check_scope(self, scope: Scope) -> None:
+        """Before the first index served from `scope`: when the first entries are all out of it (the
+        sitemaps are mounted under a prefix the entries lack), fail loudly instead of serving pages that
+        are all empty. Passes (and is not asked again) once an entry is in scope."""
+        codes: list[Diagnostic] = []
+        log = DiagnosticLog(codes.append, keep=0)
+        pipeline = Pipeline(scope, log)
+        kept = seen = 0
+        try:
+            for item in islice(self.source.entries(0, min(self.page_size, 50)), 50):
+                seen += 1
+                entry = self._entry(item, "", 0, log)
+                if entry is not None and pipeline.process(entry) is not None:
+                    kept += 1
+                    break
+        except Exception:  # a failing source is reported by the page that reads it, not by the index
+            logger.debug("sitemap source failed while checking %s", scope.folder, exc_info=True)
+            return
+        outside = [d for d in codes if d.code == "url-not-allowed"]
+        if kept or (seen and not outside):
+            with self._lock:
+                if len(self._checked) >= 256:
+                    self._checked.clear()
+                self._checked.add(scope.folder)
+        elif outside:
+            what = f"the first {seen:,} entries of the source" if seen > 1 else "the source's first entry"
+            raise _Unservable(self._out_of_scope(f"{scope.folder}{self.name}.xml", scope, outside[0], what))
+
+    def _out_of_scope(self, url: str, scope: Scope, example: Diagnostic, what: str) -> str:
+        """Why no entry can be served from `scope`, and what to do about it."""
+        loc = example.url or ""
+        where = urlsplit(scope.folder)
+        hint = "list URLs under it"
+        there = urlsplit(loc)
+        if (there.scheme, there.netloc) == (where.scheme, where.netloc) and where.path != "/":
+            hint = (
+                f"a path starting with / is a path on the site, not under the mount point: give full "
+                f"paths ({where.path}{there.path.lstrip('/')} rather than {there.path}, as url_for() or "
+                "reverse() write them), or serve the sitemaps at the site root"
+            )
+        return (
+            f"{url}: none of {what} can be served: the sitemaps are served from "
+            f"{scope.folder}, and a sitemap may list only URLs in its own folder (sitemaps.org), but {loc} "
+            f"is not ({scope.explain(loc)}). {hint[0].upper()}{hint[1:]}"
+        )
 
     def _rendered(self, route: Route, scope: Scope, tag: str | None) -> _Rendered | None:
         def render() -> _Rendered | None:
@@ -335,6 +439,8 @@ class SitemapServer:
             return self._render_urlset(self.source.entries(offset, size), scope, url, offset, empty_ok=False)
         url = f"{scope.folder}{self.name}.xml"
         count = self.source.count()
+        if count <= 0:
+            raise _NoEntries
         pages = -(-count // size)
         if self.index_mode == "auto" and pages <= 1:
             return self._render_urlset(self.source.entries(0, size), scope, url, 0, empty_ok=True)
@@ -350,29 +456,26 @@ class SitemapServer:
             pages = MAX_URLS
         newest: Callable[[int, int], Lastmod | None] | None = getattr(self.source, "newest", None)
         parts = [xml_header("sitemapindex", (), self.xsl_href)]
-        latest: dt.datetime | None = None
         for number in range(1, pages + 1):
             lastmod = newest((number - 1) * size, size) if callable(newest) else None
-            if isinstance(lastmod, dt.date):
-                lastmod = to_aware(lastmod)
-                key = sort_key(lastmod)
-                latest = key if latest is None or key > latest else latest
-            else:
-                lastmod = None
+            lastmod = to_aware(lastmod) if isinstance(lastmod, dt.date) else None
             entry = IndexEntry(f"{scope.folder}{self.name}-{number}.xml", lastmod)
             parts.append(render_index_entry(entry))
         parts.append(xml_footer("sitemapindex"))
         data = "".join(parts).encode()
-        return _Rendered(data, xxh3_128_hexdigest(data), _http_time(latest))
+        return _Rendered(data, xxh3_128_hexdigest(data))
 
     def _render_urlset(
         self, items: Iterable[Any], scope: Scope, url: str, offset: int, *, empty_ok: bool
     ) -> _Rendered | None:
         where: list[Any] = [url, 0]
+        outside: list[Diagnostic] = []
 
         def report(d: Diagnostic) -> None:
             if d.source is None:
                 d = dataclasses.replace(d, source=where[0], line=where[1])
+            if d.code == "url-not-allowed" and not outside:
+                outside.append(d)
             self._report(d)
 
         log = DiagnosticLog(report, keep=0)
@@ -381,11 +484,9 @@ class SitemapServer:
         prefixes: frozenset[str] = frozenset()
         header = self._header_len(prefixes)
         limit = self.max_bytes - len(_URLSET_FOOTER)
-        size = urls = news = left_out = 0
-        seen = False
-        newest: dt.datetime | None = None
+        size = urls = news = left_out = seen = 0
         for position, item in enumerate(items, start=offset + 1):
-            seen = True
+            seen += 1
             if left_out:
                 left_out += 1
                 continue
@@ -428,12 +529,18 @@ class SitemapServer:
             size += len(data)
             urls += 1
             news += ready.news is not None
-            if ready.lastmod is not None:
-                key = sort_key(ready.lastmod)
-                if newest is None or key > newest:
-                    newest = key
-        if not seen and not empty_ok:
+        if not seen:
+            if empty_ok:
+                raise _NoEntries
             return None
+        if not urls:
+            if outside:
+                what = f"the {seen:,} entries of this sitemap" if seen > 1 else "this sitemap's entry"
+                raise _Unservable(self._out_of_scope(url, scope, outside[0], what))
+            raise _Unservable(
+                f"{url}: none of the {seen:,} entries of this sitemap can be served (the diagnostics "
+                "logged for them say why), and a sitemap without any URL is not valid"
+            )
         if left_out:
             suggestion = max(1, urls * 9 // 10)
             self._report(
@@ -447,7 +554,7 @@ class SitemapServer:
             )
         head = xml_header("urlset", prefixes, self.xsl_href).encode()
         data = b"".join([head, *chunks, _URLSET_FOOTER])
-        return _Rendered(data, xxh3_128_hexdigest(data), _http_time(newest))
+        return _Rendered(data, xxh3_128_hexdigest(data))
 
     def _entry(self, item: Any, url: str, position: int, log: DiagnosticLog) -> UrlEntry | None:
         """`item` as an entry with valid optional fields (bad ones reported and dropped), or None."""
@@ -499,6 +606,15 @@ class SitemapServer:
             n = len(xml_header("urlset", prefixes, self.xsl_href).encode())
             self._headers[prefixes] = n
         return n
+
+    def _log_once(self, level: int, message: str) -> None:
+        """Log `message` at `level` the first time, at DEBUG after that."""
+        key = ("", None, message)
+        with self._lock:
+            first = key not in self._logged
+            if first and len(self._logged) < 10_000:
+                self._logged.add(key)
+        logger.log(level if first else logging.DEBUG, "%s", message)
 
     def _report(self, d: Diagnostic) -> None:
         """Pass a diagnostic to `on_diagnostic`, and log it: the first time at WARNING, repeats (every
@@ -582,22 +698,23 @@ def _origin(base_url: str) -> str:
     return url.rstrip("/")
 
 
-def _http_time(value: dt.datetime | None) -> dt.datetime | None:
-    """A UTC instant as `Last-Modified` carries it: whole seconds, and never later than now (RFC 9110)."""
-    if value is None:
-        return None
-    return min(value.replace(microsecond=0), dt.datetime.now(dt.UTC).replace(microsecond=0))
+def _whole_seconds(timestamp: float) -> dt.datetime:
+    """A POSIX time as an aware UTC datetime, cut to whole seconds (what HTTP dates carry)."""
+    return dt.datetime.fromtimestamp(int(timestamp), dt.UTC)
 
 
-def _not_modified(headers: Mapping[str, str], etag: str, last_modified: dt.datetime | None) -> bool:
-    """RFC 9110 §13.2.2: If-None-Match decides when present; otherwise If-Modified-Since."""
+def _not_modified(
+    headers: Mapping[str, str], etag: str, last_modified: dt.datetime | None, now: float
+) -> bool:
+    """RFC 9110 §13.2.2: If-None-Match decides when present; otherwise If-Modified-Since, when there is a
+    `Last-Modified` to compare and the date is valid and not in the future (§13.1.3)."""
     inm = headers.get("if-none-match")
     if inm is not None:
         return etag_matches(inm, etag)
     if last_modified is None:
         return False
     since = parse_http_date(headers.get("if-modified-since"))
-    return since is not None and last_modified <= since
+    return since is not None and since.timestamp() <= now and last_modified <= since
 
 
 def _plain(status: int, text: str, extra: list[tuple[str, str]] | None = None) -> Response:

@@ -10,13 +10,15 @@ the common shapes to it, and `as_source` picks one for an object.
   the index costs `count()`, a page one slice (`LIMIT ... OFFSET ...`);
 - two functions `count()` and `page(offset, limit)`: `FunctionSource`; one call each;
 - a cursor `fetch(after_key, limit)` returning `(key, item)` pairs: `KeysetSource`; the index costs
-  `count()` (or a walk over every row), a page one fetch once the walk has learned its first key;
+  `count()` (or a walk over every row), a page one fetch once its first key is known at the current
+  `version()` (without `version`, a walk over the rows before it);
 - a function returning a new iterable on each call: `IterableSource`; the index costs a full pass, a page a
   pass up to its end.
 
-Items are `UrlEntry` objects or URL strings (a string starting with `/` is resolved against the site);
-`to_entry` maps anything else (a model instance, a row) to one. The order must be stable between requests
-(`ORDER BY` a unique key), or pages will overlap and miss entries.
+Items are `UrlEntry` objects or URL strings; a string starting with `/` is a path on the site (resolved
+against the origin of `base_url`, as a browser would, so under a mount point it must include it: what
+`url_for()` or `reverse()` give). `to_entry` maps anything else (a model instance, a row) to one. The order
+must be stable between requests (`ORDER BY` a unique key), or pages will overlap and miss entries.
 """
 
 from __future__ import annotations
@@ -48,10 +50,14 @@ class PagedSource(Protocol):
     know:
 
     - `newest(offset, limit) -> Lastmod | None`: the newest `lastmod` of that slice, without reading it.
-      The index then lists each page's `<lastmod>` (one call per page), and pages get `Last-Modified`.
-    - `version() -> Hashable | None`: a value that changes whenever any entry changes (for example
-      `(max(updated_at), count(*))`). The `ETag` is then made from it, so a conditional request is answered
-      304 without reading a single entry.
+      The index then lists each page's `<lastmod>` (one call per page).
+    - `version() -> Hashable | None`: a value that changes whenever the entries change in any way: one
+      added, removed, edited or moved. `max(updated_at)` alone is not one (a removal, or an entry added
+      with an old date, leaves it as it was); a counter or a time that every insert, update and delete
+      moves forward is (kept by triggers, or by the code that writes). The `ETag` is then made from it, so
+      a conditional request is answered 304 without reading a single entry. When it is a `datetime` (the
+      time of the latest change; naive means UTC), responses also get `Last-Modified` and
+      `If-Modified-Since` is honoured; see `SitemapServer`.
     """
 
     def count(self) -> int: ...
@@ -173,10 +179,22 @@ class KeysetSource(BaseSource):
     `after` (None: from the start), in key order, for example
     `SELECT id, url FROM pages WHERE id > ? ORDER BY id LIMIT ?`.
 
-    Page N starts after the key that ends page N-1. Those boundary keys are learned by walking (`limit`
-    rows a fetch, one batch in memory at a time) and remembered, so after the first walk each page costs one
-    fetch. Without a `count` function, `count()` walks every row (the index then costs a full pass). When
-    the count changes, the remembered keys are dropped: pages are re-derived from the data as it is now.
+    Page N holds the rows at positions `(N-1) * size` to `N * size - 1` in key order, as the data is when
+    the page is requested. Its first row follows the key that ends the rows before it, which is found by
+    walking from the first row (`batch` rows a fetch, one batch in memory at a time) or remembered:
+
+    - with `version=` (a function that returns a new value whenever a row is added, removed or changes
+      its key; see `PagedSource`), each key learned is remembered for the version it was learned at: a
+      page whose start is known costs one fetch, and everything remembered is dropped as soon as
+      `version()` returns another value. So the pages served at one version partition that version's rows
+      exactly (every row on exactly one page), in whatever order they are requested and in however many
+      processes (each learns its own). A request that runs while the data changes sees the new rows;
+    - without `version=`, nothing is remembered from one request to the next, because no count or key
+      can tell that rows were added and removed in between (the count stays the same when one row goes
+      and another comes): page N first walks over the `(N-1) * size` rows before it, about what `OFFSET`
+      costs the database, plus sending those rows. Give `version=` for large tables.
+
+    Without a `count` function, `count()` walks every row (the index then costs a full pass).
     """
 
     _MAX_BOUNDARIES = 100_000
@@ -197,56 +215,78 @@ class KeysetSource(BaseSource):
         self._count_fn = count
         self._batch = batch
         self._lock = threading.Lock()
-        self._after: dict[int, Any] = {0: None}
-        """offset -> the key of the entry just before it (None for offset 0)."""
-        self._last_count: int | None = None
+        self._known: tuple[Hashable, dict[int, Any]] | None = None
+        """The version the boundaries were learned at, and offset -> the key just before that offset."""
 
-    def _remember(self, offset: int, key: Any) -> None:
+    def _start(self, version: Hashable | None, offset: int) -> tuple[int, Any]:
+        """The nearest known position at or before `offset` and the key before it (0, None: the start)."""
+        if version is None:
+            return 0, None
         with self._lock:
-            if len(self._after) >= self._MAX_BOUNDARIES:
-                self._after = {0: None}
-            self._after[offset] = key
+            if self._known is None or self._known[0] != version:
+                self._known = (version, {0: None})
+                return 0, None
+            known = self._known[1]
+            if offset in known:
+                return offset, known[offset]
+            best = max(o for o in known if o <= offset)
+            return best, known[best]
 
-    def _start(self, offset: int) -> tuple[int, Any]:
+    def _remember(self, version: Hashable | None, learned: Mapping[int, Any]) -> None:
+        """Keep boundaries learned at `version`, unless the data has moved on to another version since."""
+        if version is None or not learned:
+            return
         with self._lock:
-            known = max(o for o in self._after if o <= offset)
-            return known, self._after[known]
+            if self._known is None or self._known[0] != version:
+                return
+            known = self._known[1]
+            if len(known) + len(learned) > self._MAX_BOUNDARIES:
+                known.clear()
+                known[0] = None
+            known.update(learned)
 
     def count(self) -> int:
         if self._count_fn is not None:
-            n = int(self._count_fn())
-        else:
-            n, after = 0, None
-            while True:
-                got = 0
-                for key, _ in self._fetch(after, self._batch):
-                    got += 1
-                    after = key
-                n += got
-                if got < self._batch:
-                    break
-                self._remember(n, after)
-        with self._lock:
-            if self._last_count is not None and n != self._last_count:
-                self._after = {0: None}
-            self._last_count = n
+            return int(self._count_fn())
+        version = self.version()
+        self._start(version, 0)
+        n, after = 0, None
+        learned: dict[int, Any] = {}
+        while True:
+            got = 0
+            for key, _ in self._fetch(after, self._batch):
+                got += 1
+                after = key
+            n += got
+            if got < self._batch:
+                break
+            if len(learned) < self._MAX_BOUNDARIES:
+                learned[n] = after
+        self._remember(version, learned)
         return n
 
     def entries(self, offset: int, limit: int) -> Iterable[Item]:
-        position, after = self._start(offset)
-        while position < offset:  # walk to the page's first entry, remembering the way
-            step = min(limit, offset - position)
+        version = self.version()
+        position, after = self._start(version, offset)
+        learned: dict[int, Any] = {}
+        remember = version is not None
+        while position < offset:  # walk to the page's first row, noting where other pages start on the way
+            step = min(self._batch, offset - position)
             got = 0
             for key, _ in self._fetch(after, step):
                 got += 1
+                position += 1
                 after = key
-            position += got
+                if remember and position % limit == offset % limit:
+                    learned[position] = key
+                    remember = len(learned) < self._MAX_BOUNDARIES
             if got < step:
+                self._remember(version, learned)
                 return []  # the data ends before this page
-            self._remember(position, after)
         rows = list(self._fetch(after, limit))
         if len(rows) == limit:
-            self._remember(offset + limit, rows[-1][0])
+            learned[offset + limit] = rows[-1][0]
+        self._remember(version, learned)
         return self._mapped(item for _, item in rows)
 
 
