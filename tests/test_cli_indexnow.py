@@ -14,6 +14,7 @@ from sitemapkit.cli import main
 from sitemapkit.indexnow import MARKER
 from sitemapkit.state import StateStore
 from tests.localserver import Answer, LocalServer, sequence
+from tests.test_indexnow import head, raw_server
 
 KEY = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 OK: Answer = (200, {}, b"")
@@ -92,6 +93,15 @@ def test_check_key(server: LocalServer) -> None:
     serve_key(server, "<html>Page not found</html>")
     bad = run("--check-key", "--key", KEY, "--host", server.base, "--max-retries", "0")
     assert bad.exit_code == 1 and "serves an HTML page" in bad.stderr and "Traceback" not in bad.output
+
+
+def test_check_key_allows_only_ascii_whitespace_around_the_key(server: LocalServer) -> None:
+    serve_key(server, f" {KEY}\t\r\n")
+    assert run("--check-key", "--key", KEY, "--host", server.base).exit_code == 0
+    serve_key(server, KEY + "\x1c")  # str.strip() takes it for whitespace; an engine may not
+    bad = run("--check-key", "--key", KEY, "--host", server.base, "--max-retries", "0")
+    assert bad.exit_code == 1 and "Traceback" not in bad.output
+    assert "does not hold the key: it serves the key with '\\x1c' around it" in bad.stderr
 
 
 # -- submitting ---------------------------------------------------------------------------------------------
@@ -265,3 +275,17 @@ def test_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "sitemapkit indexnow --since-last --key KEY --host www.example.com" in result.stdout
     assert "never pings Google or Bing sitemap endpoints" in " ".join(result.stdout.split())
+
+
+def test_an_accepted_request_whose_body_never_ends_is_sent_once(tmp_path: Path) -> None:
+    # 200 and a body that promises 3 bytes and sends 1: the status line is the answer, the body is not read
+    with raw_server(lambda conn: conn.sendall(head(200, 3) + b"x"), {f"/{KEY}.txt": KEY.encode()}) as raw:
+        listing = tmp_path / "urls.txt"
+        listing.write_text("/a\n/b\n")
+        result = run(
+            "--urls", str(listing), "--key", KEY, "--host", raw.base, "--endpoint", raw.base + "/indexnow",
+            "--max-wait", "0", "--json",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert [json.loads(b)["urlList"] for b in raw.posts] == [[raw.base + "/a", raw.base + "/b"]]
+    assert json.loads(result.stdout)["batches"][0]["attempts"] == 1

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from sitemapkit.cli import main
 from sitemapkit.robots import BEGIN_MARKER, END_MARKER
+from tests.test_robots import feeding
 
 S = "https://example.com/sitemap.xml"
 OLD = "https://example.com/old-sitemap.xml"
@@ -167,3 +170,29 @@ def test_help_has_examples() -> None:
     assert "Examples:" in out
     assert "sitemapkit robots --robots public/robots.txt --sitemap https://example.com/sitemap.xml" in out
     assert BEGIN_MARKER in out
+
+
+def test_a_fifo_exits_1_at_once_and_stays(tmp_path: Path) -> None:
+    fifo = tmp_path / "robots.txt"
+    os.mkfifo(fifo)
+    with feeding(fifo, RULES.encode()):
+        code, out, err = run("--robots", str(fifo), "--sitemap", S)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: {fifo}: is a named pipe (FIFO), not a regular file; robots.txt must be one (nothing was "
+        "read or written)\n"
+    )
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_sitemap_then_remove_gives_the_file_back(tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    original = b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /admin"
+    robots.write_bytes(original)
+    assert run("--robots", str(robots), "--sitemap", S)[0] == 0
+    assert robots.read_bytes().endswith(
+        f"/admin\r\n\r\n{BEGIN_MARKER}\r\nSitemap: {S}\r\n{END_MARKER}".encode()
+    )
+    code, out, _ = run("--robots", str(robots), "--remove", S)
+    assert (code, out) == (0, f"- Sitemap: {S}\n{robots}: updated (0 added, 1 removed, 0 listed)\n")
+    assert robots.read_bytes() == original

@@ -10,6 +10,9 @@ import itertools
 import json
 import socket
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -147,6 +150,11 @@ def test_write_key_file_is_atomic_idempotent_and_stays_in_its_folder(tmp_path: P
     with pytest.raises(PublishError, match="exists with other content"):
         write_key_file(out, KEY)
     assert path.read_text() == "something else"
+    for other in (KEY + "\x0c", KEY + "\x0b", "\x1c" + KEY):  # verify_key would refuse these too
+        path.write_text(other)
+        with pytest.raises(PublishError, match="exists with other content"):
+            write_key_file(out, KEY)
+        assert path.read_text() == other
 
 
 def test_write_key_file_refuses_a_bad_key_before_touching_anything(tmp_path: Path) -> None:
@@ -217,6 +225,8 @@ def test_site_scope_and_key_location() -> None:
 def test_verify_key_accepts_the_served_key(server: LocalServer) -> None:
     url = serve_key(server, KEY + "\r\n")  # whitespace around the key is allowed
     assert verify_key(KEY, host=server.base, options=opts()) == url
+    serve_key(server, " \t" + KEY + " \t\r\n\n")  # all of it ASCII: space, tab, CR, LF
+    assert verify_key(KEY, host=server.base, options=opts()) == url
     located = serve_key(server, KEY, path="/keys/k.txt")
     assert verify_key(KEY, host=server.base, key_location=located, options=opts()) == located
     server.redirect(f"/{KEY}.txt", server.url("/keys/k.txt"))  # same host: fine
@@ -234,6 +244,11 @@ def test_verify_key_accepts_the_served_key(server: LocalServer) -> None:
         (200, KEY.encode() * 40, "more than 1024 bytes"),
         (200, b"\xff\xfe" + KEY.encode("utf-16-le"), "not UTF-8"),
         (200, b"", "serves '', not the key"),
+        # str.strip() would take these for whitespace; a key file holds the key and ASCII whitespace only
+        (200, KEY.encode() + b"\x1c", "serves the key with '\\x1c' around it; only spaces, tabs, CR and LF"),
+        (200, KEY.encode() + b"\x0c\n", "serves the key with '\\x0c' around it"),
+        (200, b"\x0b" + KEY.encode(), "serves the key with '\\x0b' around it"),
+        (200, "\u00a0".encode() + KEY.encode() + "\u2028".encode(), "with '\\xa0' '\\u2028' around it"),
     ],
 )
 def test_verify_key_explains_what_is_wrong(
@@ -543,6 +558,172 @@ def test_unreachable_endpoint_is_retried_then_stops(server: LocalServer) -> None
             options=opts(sleeps, retries=3),
         )
     assert len(sleeps.delays) == 3 and info.value.status is None
+
+
+class RawServer:
+    """A bare HTTP/1.1 server on 127.0.0.1 for answers `LocalServer` cannot give: each POST is recorded,
+    then `answer(connection)` writes whatever it likes (a status line and a body that stalls or trickles).
+    A connection stays open until the client closes it or the test ends. A GET is answered from `files`."""
+
+    def __init__(
+        self, answer: Callable[[socket.socket], None], files: dict[str, bytes] | None = None
+    ) -> None:
+        self.answer = answer
+        self.files = files or {}
+        self.posts: list[bytes] = []
+        self.done = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self.base = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._threads = [threading.Thread(target=self._accept, daemon=True)]
+        self._threads[0].start()
+
+    def _accept(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                piece = conn.recv(65536)
+                if not piece:
+                    return
+                data += piece
+            head, _, body = data.partition(b"\r\n\r\n")
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
+            while len(body) < length:
+                body += conn.recv(65536)
+            method, path, _ = head.split(b"\r\n")[0].decode().split(" ", 2)
+            if method != "POST":
+                found = self.files.get(path)
+                status, payload = ("200 OK", found) if found is not None else ("404 Not Found", b"")
+                conn.sendall(
+                    f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {len(payload)}\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                    + payload
+                )
+                return
+            self.posts.append(body)
+            with contextlib.suppress(OSError):
+                self.answer(conn)
+            conn.settimeout(0.05)
+            while not self.done.is_set():  # hold the connection: the body never completes
+                try:
+                    if not conn.recv(65536):
+                        return  # the client closed it
+                except TimeoutError:
+                    continue
+                except OSError:
+                    return
+
+    def stop(self) -> None:
+        self.done.set()
+        for thread in self._threads:
+            thread.join()
+        self._listener.close()
+
+
+@contextlib.contextmanager
+def raw_server(
+    answer: Callable[[socket.socket], None], files: dict[str, bytes] | None = None
+) -> Iterator[RawServer]:
+    raw = RawServer(answer, files)
+    try:
+        yield raw
+    finally:
+        raw.stop()
+
+
+def head(status: int, length: int) -> bytes:
+    return f"HTTP/1.1 {status} Whatever\r\nContent-Length: {length}\r\n\r\n".encode()
+
+
+@pytest.mark.parametrize("status", [200, 202])
+def test_an_accepted_batch_whose_body_never_ends_is_not_sent_again(status: int) -> None:
+    # The status line says the batch arrived; the body promises 3 bytes and sends 1. Reading it would time
+    # out, and taking that for a connection failure would send the batch a second time.
+    with raw_server(lambda conn: conn.sendall(head(status, 3) + b"x")) as raw:
+        sleeps = Sleeps()
+        result = submit(
+            ["/a", "/b"],
+            host=raw.base,
+            key=KEY,
+            endpoint=raw.base + "/indexnow",
+            verify=False,
+            options=opts(sleeps, retries=2, read_timeout=0.5),
+        )
+        assert len(raw.posts) == 1 and sleeps.delays == []
+        assert json.loads(raw.posts[0])["urlList"] == [raw.base + "/a", raw.base + "/b"]
+    assert result.complete and [(b.status, b.attempts) for b in result.batches] == [(status, 1)]
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [(403, "answered 403: forbidden"), (429, "still answered 429 Too Many Requests after 2 attempts")],
+)
+def test_a_refusal_whose_body_never_ends_is_explained_with_what_came(status: int, message: str) -> None:
+    # The status decides; a body that stalls only shortens the explanation (and is not a connection failure).
+    with raw_server(lambda conn: conn.sendall(head(status, 100) + b"Key mismatch")) as raw:
+        sleeps = Sleeps()
+        with pytest.raises(IndexNowError, match=message) as info:
+            submit(
+                ["/a"],
+                host=raw.base,
+                key=KEY,
+                endpoint=raw.base + "/indexnow",
+                verify=False,
+                options=opts(sleeps, retries=1, read_timeout=0.5),
+            )
+    assert info.value.status == status and "(the endpoint said: Key mismatch)" in str(info.value)
+    assert len(raw.posts) == len(sleeps.delays) + 1 == (2 if status == 429 else 1)
+
+
+def test_a_trickling_refusal_body_is_read_within_a_total_deadline() -> None:
+    # One byte at a time, each well within the read timeout: only the total deadline stops the reading. The
+    # injected clock jumps past it as soon as the first byte is out, so the reading stops at the next check
+    # and the server sees the connection close after a few bytes, not after the 1,200 bytes read before.
+    sent = [0]
+    started = threading.Event()
+    ticks = itertools.count(1)
+
+    def clock() -> float:  # still until the first byte is out, then an hour further at every look
+        return 3600.0 * next(ticks) if started.is_set() else 0.0
+
+    def trickle(conn: socket.socket) -> None:
+        conn.sendall(head(400, 5000))
+        for _ in range(5000):
+            conn.sendall(b"x")
+            sent[0] += 1
+            started.set()
+            time.sleep(0.002)  # pacing only: each byte is a piece of its own
+
+    with raw_server(trickle) as raw:
+        with pytest.raises(IndexNowError, match="answered 400: bad request") as info:
+            submit(
+                ["/a"],
+                host=raw.base,
+                key=KEY,
+                endpoint=raw.base + "/indexnow",
+                verify=False,
+                options=opts(retries=3, monotonic=clock),
+            )
+        raw.done.set()
+    assert info.value.status == 400 and len(raw.posts) == 1
+    assert 1 <= sent[0] < 1200
 
 
 def test_usage_errors() -> None:

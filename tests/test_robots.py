@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
 import stat
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,10 +19,11 @@ from protego import Protego
 
 from sitemapkit.constants import MAX_ROBOTS_BYTES
 from sitemapkit.diagnostics import CODES, Diagnostic, Severity
-from sitemapkit.errors import InputError, UsageError
+from sitemapkit.errors import InputError, PublishError, UsageError
 from sitemapkit.robots import (
     BEGIN_MARKER,
     END_MARKER,
+    _write_atomically,
     begin_marker,
     edit_robots_text,
     end_marker,
@@ -417,6 +422,209 @@ def test_warnings_use_the_rules_after_a_bom() -> None:
     ]
 
 
+# --- not a regular file --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def feeding(fifo: Path, data: bytes) -> Iterator[None]:
+    """A writer for the FIFO while the block runs: should anything open the FIFO to read, the writer feeds it
+    `data` and closes, so that reading ends (a bug shows as a wrong result, not as a test that hangs)."""
+    stop = threading.Event()
+
+    def feed() -> None:
+        while not stop.is_set():
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO as long as no one reads
+            except OSError:
+                stop.wait(0.001)
+                continue
+            with contextlib.suppress(OSError):
+                os.write(fd, data)
+            os.close(fd)
+            return
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        writer.join()
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "robots.txt"
+    os.mkfifo(fifo)
+    with feeding(fifo, b"User-agent: *\n"):
+        for dry_run in (False, True):
+            with pytest.raises(
+                InputError, match=r"robots\.txt: is a named pipe \(FIFO\), not a regular file"
+            ):
+                update_robots(fifo, [S], dry_run=dry_run)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["robots.txt"]  # no temporary file either
+
+
+def test_a_socket_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))
+        with pytest.raises(InputError, match="is a socket, not a regular file"):
+            update_robots(path, [S])
+        assert stat.S_ISSOCK(os.lstat(path).st_mode)
+
+
+def test_a_device_behind_a_symbolic_link_is_refused_and_left_alone(tmp_path: Path) -> None:
+    device = tmp_path / "null"
+    try:  # a device like /dev/null, made here so that a bug could only ever replace this one
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device file needs CAP_MKNOD")
+    link = tmp_path / "robots.txt"
+    link.symlink_to(device)
+    with pytest.raises(InputError, match=rf"robots\.txt: is a character device \({re.escape(str(device))}\)"):
+        update_robots(link, [S])
+    assert stat.S_ISCHR(os.lstat(device).st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null", "robots.txt"]
+
+
+def test_the_writer_never_replaces_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    # update_robots checks when it reads; the writer checks again, in case the file changed in between
+    fifo = tmp_path / "robots.txt"
+    os.mkfifo(fifo)
+    with pytest.raises(PublishError, match="is a named pipe"):
+        _write_atomically(fifo, b"Sitemap: " + S.encode() + b"\n", fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    with pytest.raises(PublishError, match="is a folder"):
+        _write_atomically(tmp_path, b"x", tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["robots.txt"]
+
+
+def test_a_dangling_symbolic_link_creates_its_target(tmp_path: Path) -> None:
+    link = tmp_path / "robots.txt"
+    link.symlink_to(tmp_path / "real.txt")
+    assert update_robots(link, [S]).status == "created"
+    assert link.is_symlink() and (tmp_path / "real.txt").read_bytes() == block(S) + b"\n"
+
+
+# --- adding then removing, reruns ----------------------------------------------------------------
+
+
+def test_adding_then_removing_the_block_gives_the_file_back(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    original = BOM + b"User-agent: *\r\nDisallow: /admin"  # a BOM, CRLF and no final newline
+    path.write_bytes(original)
+    update_robots(path, [S])
+    assert path.read_bytes() == original + b"\r\n\r\n" + block(S, eol=b"\r\n")
+    assert update_robots(path, None, remove=[S]).status == "updated"
+    assert path.read_bytes() == original
+    update_robots(path, [S, S2])
+    assert update_robots(path, []).status == "updated"  # an empty list removes the block the same way
+    assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize(
+    "original",
+    [b"", BOM, b"\n", b"\r\n\r\n", GROUPS, GROUPS + b"\n", b"User-agent: *\rDisallow: /x", b"# one line\r"],
+)
+def test_adding_then_removing_gives_back_files_ending_in_blank_lines_too(
+    tmp_path: Path, original: bytes
+) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(original)
+    update_robots(path, [S])
+    assert block(S) in path.read_bytes().replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    update_robots(path, None, remove=[S])
+    assert path.read_bytes() == original
+
+
+def test_a_blank_line_above_a_block_that_stays_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    middle = b"User-agent: *\n\n" + block(OLD) + b"\nDisallow: /x\n"
+    path.write_bytes(middle)
+    update_robots(path, [])  # not at the end of the file: only the block's own lines go
+    assert path.read_bytes() == b"User-agent: *\n\nDisallow: /x\n"
+
+
+def test_reruns_are_stable_with_rare_line_breaks_and_a_bom_inside(tmp_path: Path) -> None:
+    # the stray END line goes, which brings the BOM of the second line to the start of the file; \x0c and
+    # \x0b break lines for protego (and str.splitlines) but not for robots.txt
+    path = tmp_path / "robots.txt"
+    path.write_bytes(
+        b"# END sitemapkit\n\xef\xbb\xbf\r\n# comment  \n\x0cSitemap: https://example.com/a"
+        b"\x0bSitemap: https://example.com/b\r"
+    )
+    first = update_robots(path, [S, S2])
+    assert first.status == "updated"
+    assert path.read_bytes() == (
+        BOM
+        + b"\xef\xbb\xbf\r\n# comment  \n\x0cSitemap: https://example.com/a\x0bSitemap: https://example.com/b"
+        b"\r\r\n" + block(S, S2, eol=b"\r\n") + b"\r\n"
+    )
+    second = update_robots(path, [S, S2])
+    assert second.status == "unchanged" and second.after == first.after
+    assert protego_sitemaps(path.read_bytes()) == ["https://example.com/a", "https://example.com/b", S, S2]
+
+
+SM = "https://example.com/sitemap.xml"
+NEW = "https://example.com/new.xml"
+GONE = "https://example.com/other.xml"
+
+
+@pytest.mark.parametrize(
+    ("data", "wanted", "remove", "name"),
+    [
+        # a leftover END line goes and a BOM inside the file comes first; \x0b and \x0c in lines
+        (
+            b"# END sitemapkit posts\r\xef\xbb\xbf\r\nDisallow: /a\nUser-agent: *\r\n\x0c\r",
+            [SM],
+            [GONE],
+            "posts",
+        ),
+        (b"# END sitemapkit\r\n\xef\xbb\xbf\r# begin sitemapkit posts\n  \n", [SM, NEW], [], None),
+        (
+            b"# END sitemapkit posts\n\xef\xbb\xbf# begin sitemapkit posts  Sitemap: /rel.xml\r\n",
+            [SM],
+            [],
+            "posts",
+        ),
+        (
+            b"sitemap:https://example.com/other.xml\n\xef\xbb\xbf\n# begin sitemapkit posts\r"
+            b"# BEGIN sitemapkit (managed Sitemap lines)\r# END sitemapkit posts\nDisallow: /a\n",
+            [NEW],
+            [GONE],
+            None,
+        ),
+        (
+            b"# END sitemapkit posts\r\xef\xbb\xbf\rSitemap: https://example.com/sitemap.xml\n  \r\n"
+            b"Disallow: /aSitemap: https://example.com/a\x0bSitemap: https://example.com/b\n",
+            [NEW],
+            [GONE],
+            "posts",
+        ),
+        # the last line loses its line ending (the file had no final newline), the block is above it
+        (
+            b"# begin sitemapkit posts\r\nSitemap: /rel.xml\r\nDisallow: /a\r\nsitemap:https://example.com/other.xml",
+            None,
+            [GONE],
+            "posts",
+        ),
+        (
+            b"# BEGIN sitemapkit (managed Sitemap lines)\rSitemap: https://example.com/sitemap.xml\r\n"
+            b"Allow: /\r# BEGIN sitemapkit (managed Sitemap lines)",
+            [NEW],
+            [],
+            None,
+        ),
+    ],
+)
+def test_reruns_change_nothing_on_inputs_found_by_fuzzing(
+    data: bytes, wanted: list[str] | None, remove: list[str], name: str | None
+) -> None:
+    once = update_robots_text(data, wanted, remove=remove, name=name)
+    assert update_robots_text(once, wanted, remove=remove, name=name) == once
+
+
 # --- properties of the pure function -------------------------------------------------------------
 
 WANTED_POOL = [S, S2, "https://example.com/blog/sitemap_index.xml"]
@@ -448,6 +656,9 @@ junk = st.one_of(
     ),
 ).filter(_no_site)
 rule_paths = st.sampled_from(["/", "/admin/", "/search?q=", "/*.pdf$", "", "/tmp/"])
+# characters that break lines for str.splitlines() and protego, but not for robots.txt (CR, LF, CRLF only)
+RARE_BREAKS = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+rare_breaks = st.sampled_from(RARE_BREAKS).map(lambda c: c.encode())
 other_lines = st.one_of(
     st.sampled_from(["*", "Googlebot", "bingbot"]).map(lambda a: Item("other", b"User-agent: " + a.encode())),
     rule_paths.map(lambda p: Item("other", b"Disallow: " + p.encode())),
@@ -471,11 +682,19 @@ def sitemap_lines(kind: str, pool: list[str]) -> st.SearchStrategy[Item]:
     )
 
 
-# a Sitemap: line that a Unicode line break (U+2028) hides from a line-by-line reader: never sitemapkit's
+# a Sitemap: line that a rare line break hides from a line-by-line reader: never sitemapkit's
 tricky_lines = st.builds(
-    lambda j, u: Item("foreign", j + "\u2028Sitemap: ".encode() + u.encode(), u),
+    lambda j, c, u: Item("foreign", j + c + b"Sitemap: " + u.encode(), u),
     junk,
+    rare_breaks,
     st.sampled_from(FOREIGN_POOL + WANTED_POOL),
+)
+# lines that begin with a BOM (below the first line, a BOM is just bytes: such a line is no directive), and
+# lines of rare line breaks alone
+odd_lines = st.one_of(
+    st.builds(lambda j: Item("other", BOM + j), junk),
+    st.builds(lambda u: Item("other", BOM + b"Sitemap: " + u.encode()), st.sampled_from(WANTED_POOL)),
+    st.builds(lambda a, b: Item("other", a + b), rare_breaks, st.sampled_from([b"", b"# note", BOM])),
 )
 foreign_lines = st.one_of(sitemap_lines("foreign", FOREIGN_POOL + WANTED_POOL + OLD_POOL), tricky_lines)
 begins = st.sampled_from([BEGIN, b"#begin SITEMAPKIT  ", b"  ## Begin sitemapkit: old text"])
@@ -506,21 +725,20 @@ unterminated_blocks = st.builds(
 
 
 @st.composite
-def robots_files(draw: st.DrawFn) -> tuple[bytes, list[Item], list[bytes]]:
-    """A robots.txt of realistic lines, junk and managed blocks, as bytes, with what each line is."""
-    chunks = draw(
-        st.lists(
-            st.one_of(
-                other_lines.map(lambda i: [i]),
-                foreign_lines.map(lambda i: [i]),
-                blocks,
-                unterminated_blocks,
-                other_blocks,
-            ),
-            max_size=14,
-        )
+def robots_files(draw: st.DrawFn, with_blocks: bool = True) -> tuple[bytes, list[Item], list[bytes]]:
+    """A robots.txt of realistic lines, junk and managed blocks (unless not `with_blocks`), as bytes, with
+    what each line is."""
+    chunk = st.one_of(
+        other_lines.map(lambda i: [i]),
+        foreign_lines.map(lambda i: [i]),
+        odd_lines.map(lambda i: [i]),
+        other_blocks,
+        *((blocks, unterminated_blocks) if with_blocks else ()),
     )
+    chunks = draw(st.lists(chunk, max_size=14))
     items = [item for chunk in chunks for item in chunk]
+    if with_blocks and draw(st.booleans()):
+        items.insert(0, Item("end", draw(ends)))  # a leftover END line goes: the next line becomes the first
     # as documented, a BEGIN line without its END takes the Sitemap: lines right below it
     for i, item in enumerate(items):
         previous = items[i - 1] if i else None
@@ -539,7 +757,9 @@ def robots_files(draw: st.DrawFn) -> tuple[bytes, list[Item], list[bytes]]:
     if items and items[-1].content and draw(st.booleans()):
         eols[-1] = b""
     body = b"".join(item.content + eol for item, eol in zip(items, eols, strict=True))
-    return (BOM if draw(st.booleans()) else b"") + body, items, eols
+    # a first line that begins with a BOM needs the file's own before it, or that BOM would be the file's
+    bom = draw(st.booleans()) or (bool(items) and items[0].content.startswith(BOM))
+    return (BOM if bom else b"") + body, items, eols
 
 
 def _terminated(items: list[Item], i: int) -> bool:
@@ -583,13 +803,20 @@ def test_property_other_lines_kept_exactly_idempotent_and_protego_agrees(
         if item.kind == "other" or (item.kind == "foreign" and item.url not in remove)
     ]
     kept_urls = {item.url for _, item, _ in kept if item.url is not None}
-    managed_urls = [i.url for i in items if i.kind == "managed" and i.url not in remove]
+    managed_urls = [i.url for i in items if i.kind == "managed" and i.url is not None and i.url not in remove]
     listed = list(dict.fromkeys(managed_urls if wanted is None else wanted))
     block_urls = [u for u in listed if u not in kept_urls]
+    first = next((n for n, item in enumerate(items) if item.kind == "begin"), None)
+    # the lines from a BEGIN line to the end all go (no new block is written there): so does an empty line
+    # above them
+    tail = bool(kept) and kept[-1][0] + 1 < len(items) and items[kept[-1][0] + 1].kind == "begin"
+    if tail and not kept[-1][1].content and (not block_urls or (first is not None and first <= kept[-1][0])):
+        kept.pop()
 
     lines = split_lines(out.removeprefix(BOM))
     contents = [content for content, _ in lines]
-    assert out.startswith(BOM) == data.startswith(BOM)
+    # the BOM stays; one is added only before a line that begins with one and became the first
+    assert out.startswith(BOM) if data.startswith(BOM) else out[:3] != BOM or out[3:6] == BOM
     assert contents.count(BEGIN) == contents.count(END) == (1 if block_urls else 0)
     others = lines
     if block_urls:
@@ -597,12 +824,11 @@ def test_property_other_lines_kept_exactly_idempotent_and_protego_agrees(
         end = contents.index(END)
         assert contents[at + 1 : at + 1 + len(block_urls)] == [b"Sitemap: " + u.encode() for u in block_urls]
         others = lines[:at] + lines[at + 1 + len(block_urls) : end] + lines[end + 1 :]
-        first = next((n for n, item in enumerate(items) if item.kind == "begin"), None)
         if first is not None:  # the block stays where it was
             assert at == sum(1 for n, _, _ in kept if n < first)
-        else:  # a new block goes at the end, after a blank line
+        else:  # a new block goes at the end, after an empty line (unless the file was empty)
             assert end == len(lines) - 1 and end - at == len(block_urls) + 1
-            if kept and kept[-1][1].content.strip():
+            if kept:
                 assert others[-1][0] == b""
                 others = others[:-1]
     assert [content for content, _ in others] == [item.content for _, item, _ in kept]
@@ -631,3 +857,20 @@ def test_property_any_bytes_idempotent_and_wanted_listed(data: bytes, wanted: li
     assert set(wanted) <= set(protego_sitemaps(out))
     if not wanted and b"sitemapkit" not in data.lower():
         assert out == data
+
+
+ADDED = "https://example.com/added-then-removed.xml"  # listed nowhere in the generated files
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(robots_files(with_blocks=False))
+def test_property_adding_then_removing_the_block_gives_the_bytes_back(
+    robots: tuple[bytes, list[Item], list[bytes]],
+) -> None:
+    data, _, _ = robots
+    added = update_robots_text(data, [ADDED])
+    assert protego_sitemaps(added).count(ADDED) == 1
+    assert update_robots_text(added, None, remove=[ADDED]) == data  # `sitemapkit robots --remove`
+    assert update_robots_text(added, []) == data  # nothing left to list
+    more = update_robots_text(added, [ADDED, S, S2])  # a rerun with more sitemaps changes only the block
+    assert update_robots_text(more, []) == data

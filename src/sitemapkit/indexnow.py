@@ -57,6 +57,9 @@ DEFAULT_OPTIONS = FetchOptions(retries=5, backoff_base=2.0, backoff_max=60.0, re
 KEY_PATTERN = re.compile(r"[A-Za-z0-9-]{8,128}")
 SAMPLE = 3  # URLs of each request kept for display
 _BODY_SNIPPET = 300
+_ANSWER_LIMIT = _BODY_SNIPPET * 4  # most bytes of a refusal's body read for its explanation
+_ANSWER_SECONDS = 10.0  # most time spent reading them, in all (the read timeout, if shorter)
+_ASCII_SPACE = " \t\r\n"
 _KEY_FILE_LIMIT = 1024
 _EXPLAIN = {
     400: "bad request: the endpoint could not understand the submission",
@@ -133,7 +136,7 @@ def write_key_file(out_dir: str | os.PathLike[str], key: str) -> Path:
             current = path.read_bytes()
         except OSError as exc:
             raise PublishError(f"{path}: exists and cannot be read ({exc.strerror or exc})") from None
-        if current.strip() == key.encode("ascii"):
+        if current.strip(_ASCII_SPACE.encode("ascii")) == key.encode("ascii"):
             return path
         raise PublishError(f"{path} exists with other content; move it away to write the key file")
     temp = folder / f".{key}.txt.{secrets.token_hex(4)}.tmp"
@@ -372,9 +375,16 @@ async def _averify_key(site: Site, options: FetchOptions) -> str:
         except UnicodeDecodeError:
             problem = "it is not UTF-8 text"
         else:
-            if text.strip() != site.key:
-                looks = "an HTML page" if text.lstrip()[:1] == "<" else repr(_snippet(body)[:80])
-                problem = f"it serves {looks}, not the key {site.key}"
+            if text.strip(_ASCII_SPACE) != site.key:  # str.strip() would also take '\x1c' or NBSP
+                if text.strip() == site.key:  # other whitespace around it
+                    extra = sorted({c for c in text.replace(site.key, "", 1) if c not in _ASCII_SPACE})
+                    problem = (
+                        f"it serves the key with {' '.join(ascii(c) for c in extra)} around it; only spaces, "
+                        "tabs, CR and LF may surround the key"
+                    )
+                else:
+                    looks = "an HTML page" if text.lstrip()[:1] == "<" else repr(_snippet(body)[:80])
+                    problem = f"it serves {looks}, not the key {site.key}"
     if problem is not None:
         raise KeyFileError(f"the key file {url} does not hold the key: {problem}; nothing was sent")
     return url
@@ -384,8 +394,9 @@ def verify_key(
     key: str, *, host: str, key_location: str | None = None, options: FetchOptions | None = None
 ) -> str:
     """Check that the key file is served at its URL (`https://HOST/KEY.txt`, or `key_location`): HTTP 200
-    and a body whose stripped text is the key. Returns the URL checked; raises `KeyFileError` saying what is
-    wrong. Must not be called from a running event loop."""
+    and a body that is the key (spaces, tabs, CR and LF around it allowed, no other whitespace). Returns
+    the URL checked; raises `KeyFileError` saying what is wrong. Must not be called from a running event
+    loop."""
     site = Site.make(host, key, key_location)
     return asyncio.run(_averify_key(site, options or DEFAULT_OPTIONS))
 
@@ -415,30 +426,41 @@ class _Sender:
         return json.dumps(data, ensure_ascii=False).encode("utf-8")
 
     async def post(self, urls: list[str]) -> tuple[int, int]:
-        """Send one batch; return (status, attempts) on 200 or 202, else raise `IndexNowError`."""
+        """Send one batch; return (status, attempts) on 200 or 202, else raise `IndexNowError`.
+
+        The status decides as soon as the headers arrive: only a request that got no answer (a connection
+        failure before the status line) is sent again, never one that was answered. The body is read only
+        for the explanation of a refusal, and at most `_ANSWER_LIMIT` bytes within `_ANSWER_SECONDS`.
+        """
         opts = self.options
         content = self.body(urls)
-        headers = {"Content-Type": "application/json; charset=utf-8"}
+        # identity: the explanation is read as it comes from the wire, with no decoder in between
+        headers = {"Content-Type": "application/json; charset=utf-8", "Accept-Encoding": "identity"}
         attempt = 0
         while True:
             attempt += 1
             tries = f"{attempt} attempt{'s' if attempt != 1 else ''}"
+            status: int | None = None
+            retry_after: str | None = None
+            location = "?"
+            answer = b""
             try:
                 async with self._client.stream("POST", self.endpoint, content=content, headers=headers) as r:
                     status = r.status_code
                     retry_after = r.headers.get("retry-after")
-                    answer = b""
-                    async for piece in r.aiter_bytes():
-                        answer += piece
-                        if len(answer) > _BODY_SNIPPET * 4:
-                            break
+                    location = r.headers.get("location", "?")
+                    if status not in (200, 202):
+                        answer = await _read_answer(r, opts)
             except httpx.TransportError as exc:
-                if attempt > opts.retries:
-                    raise IndexNowError(
-                        f"{self.endpoint} could not be reached ({_describe(exc)}; {tries})", resumable=True
-                    ) from None
-                await opts.sleep(opts.backoff(attempt - 1))
-                continue
+                if status is None:  # no answer: the batch may not have arrived, so it is sent again
+                    if attempt > opts.retries:
+                        raise IndexNowError(
+                            f"{self.endpoint} could not be reached ({_describe(exc)}; {tries})",
+                            resumable=True,
+                        ) from None
+                    await opts.sleep(opts.backoff(attempt - 1))
+                    continue
+                # answered: closing the connection afterwards failed, which changes nothing
             if status in (200, 202):
                 return status, attempt
             said = f" (the endpoint said: {_snippet(answer)})" if answer.strip() else ""
@@ -465,12 +487,31 @@ class _Sender:
                 message = explain.format(host=self.site.host, key_url=self.site.key_url)
             elif 300 <= status < 400:
                 message = (
-                    f"HTTP {status}, a redirect to {r.headers.get('location', '?')}; submissions are not "
+                    f"HTTP {status}, a redirect to {location}; submissions are not "
                     "redirected: give that address as the endpoint"
                 )
             else:
                 message = f"unexpected HTTP {status}; is {self.endpoint} an IndexNow endpoint?"
             raise IndexNowError(f"{self.endpoint} answered {status}: {message}{said}", status=status)
+
+
+async def _read_answer(response: httpx.Response, options: FetchOptions) -> bytes:
+    """The start of a response body, for an explanation: at most `_ANSWER_LIMIT` bytes, read within
+    `_ANSWER_SECONDS` in all (or the read timeout, if shorter). A body that comes slower than that, or a
+    connection that fails while it comes, leaves what arrived so far."""
+    clock = options.monotonic
+    deadline = clock() + min(options.read_timeout, _ANSWER_SECONDS)
+    answer = bytearray()
+    pieces = response.aiter_raw().__aiter__()
+    while len(answer) < _ANSWER_LIMIT:
+        remaining = deadline - clock()
+        if remaining <= 0:
+            break
+        try:
+            answer += await asyncio.wait_for(pieces.__anext__(), remaining)
+        except (StopAsyncIteration, TimeoutError, httpx.HTTPError):
+            break
+    return bytes(answer[:_ANSWER_LIMIT])
 
 
 def _check_endpoint(endpoint: str) -> str:

@@ -140,13 +140,16 @@ def edit_robots_text(
 
     - Every line that is not sitemapkit's is kept byte for byte, in order: a BOM, CRLF, LF or CR line
       endings, bytes that are not UTF-8, and a missing final newline stay as they are. New lines use the
-      file's most common line ending (LF for an empty file).
+      most common line ending of those lines (LF for an empty file). Should the lines above a line that
+      begins with a BOM all go, a BOM is put before it, so that its BOM does not become the file's.
     - A wanted URL already named by a `Sitemap:` line outside the block (any case, `sitemap :` too) is left
       there and not added again; `Sitemap:` lines of other sitemaps are kept.
     - The block's `Sitemap:` lines become exactly the wanted URLs not listed elsewhere; with none left, its
       BEGIN and END lines go too. Other lines someone put inside the block are kept (below its `Sitemap:`
-      lines). A second block is merged into the first. A new block is appended at the end, after a blank
-      line. A BEGIN line without its END takes the `Sitemap:` lines right below it.
+      lines). A second block is merged into the first. A new block is appended at the end, after an empty
+      line of its own; when a block at the end of the file goes, so do that line and the final newline the
+      block brought, so adding a block and removing it again gives back the same bytes. A BEGIN line
+      without its END takes the `Sitemap:` lines right below it.
     - `remove` names URLs whose `Sitemap:` lines go wherever they are (relative values match as written).
     - `sitemap_urls=None` leaves the block's URLs as they are (only `remove` applies).
     - `name` chooses the block (letters, digits, `.`, `_`, `-`): blocks of other names are left alone, like
@@ -202,7 +205,8 @@ def edit_robots_text(
 
     # Lines outside the blocks stay in place; so do other lines inside a block (after its Sitemap lines).
     out: list[_Line] = []
-    for line, kind, block, dropped in zip(lines, kinds, block_of, drop, strict=True):
+    last_kept = -1  # the last line of `lines` kept in `out`
+    for i, (line, kind, block, dropped) in enumerate(zip(lines, kinds, block_of, drop, strict=True)):
         if kind == "begin" and block == 0 and block_urls:
             out.extend(opening)
             if not closed:
@@ -211,11 +215,17 @@ def edit_robots_text(
             out.append(_Line(end_marker(name).encode(), None))
         elif kind == "other" or (kind == "foreign" and not dropped):
             out.append(line)
-    eol = _new_line_ending(out, lines, kinds)
+            last_kept = i
+    # A block at the end of the file went, every line of it: so does an empty line above it, the one
+    # sitemapkit writes there when it appends a block (so adding then removing gives the file back).
+    tail = last_kept + 1 < len(lines) and kinds[last_kept + 1] == "begin"
+    if tail and out and out[-1] is lines[last_kept] and not out[-1].content:
+        out.pop()
     if block_urls and "begin" not in kinds:
-        if out and out[-1].content.strip():
-            out.append(_Line(b"", None))
+        if out:
+            out.append(_Line(b"", None))  # always one: its removal with the block must not guess
         out.extend([*opening, _Line(end_marker(name).encode(), None)])
+    eol = _new_line_ending(out, final_newline)
     for line in out:
         if not line.eol:
             line.eol = eol  # a new line, or the old last line that had none (restored below if still last)
@@ -224,6 +234,10 @@ def edit_robots_text(
             line.eol = b"\r\n"  # CR then an empty line's LF would read as one CRLF: the blank line would go
     if out and not final_newline and out[-1].content:
         out[-1].eol = b""
+    if out and out[0].content.startswith(_BOM):
+        # A line below the first began with a BOM, and the lines above it went: without a BOM of the file's
+        # own before it, that line's BOM would become the file's, and the line would read differently.
+        bom = True
     new = (_BOM if bom else b"") + b"".join(line.content + (line.eol or b"") for line in out)
 
     after = set(block_urls) | elsewhere
@@ -312,8 +326,10 @@ def update_robots(
     `dry_run` nothing is written. Warnings (see `robots_warnings`) go to `on_diagnostic` and into the
     result.
 
-    Raises `UsageError` for a bad sitemap URL, `InputError` when the file cannot be read or is larger than
-    the 500 KiB that Google reads, and `PublishError` when it cannot be written.
+    Raises `UsageError` for a bad sitemap URL, `InputError` when the file cannot be read, is larger than
+    the 500 KiB that Google reads, or is not a regular file (a FIFO, a device, a socket or a folder, after
+    following symbolic links: such a file is neither read nor replaced), and `PublishError` when it cannot
+    be written.
     """
     path = Path(path)
     target = Path(os.path.realpath(path))
@@ -462,34 +478,73 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _new_line_ending(out: Sequence[_Line], lines: Sequence[_Line], kinds: Sequence[LineKind]) -> bytes:
-    """The line ending for new lines: the most common one among the user's lines (the first seen wins a
-    tie); else that of the block's BEGIN line, or of the user's last line; else LF.
+def _new_line_ending(out: Sequence[_Line], final_newline: bool) -> bytes:
+    """The line ending for new lines, from the user's lines in `out` (never from sitemapkit's own): the most
+    common one (the first seen wins a tie); else that of the user's last non-empty line; else LF.
 
     Empty lines and the user's last non-empty line are not counted: those are the lines whose endings a
     run may set (a missing final newline, an empty line's LF after a CR, the blank line before a new
-    block), so the next run counts exactly the same endings and picks the same one.
+    block), so the next run counts exactly the same endings and picks the same one. For the same reason
+    the last line's ending is taken as it will be written: none, when it ends the file without a newline.
     """
     kept = [line for line in out if line.eol is not None and line.content]
     counts = Counter(line.eol for line in kept[:-1] if line.eol)
     if counts:
         best = max(counts.values())
         return next(eol for eol in counts if counts[eol] == best)
-    begin = next((line.eol for line, kind in zip(lines, kinds, strict=True) if kind == "begin"), None)
-    return begin or (kept[-1].eol if kept else None) or b"\n"
+    if kept and (final_newline or kept[-1] is not out[-1]):
+        return kept[-1].eol or b"\n"
+    return b"\n"
+
+
+def _not_regular(path: Path, target: Path, mode: int) -> str | None:
+    """Why the file at `target` (what `path` leads to) cannot be robots.txt, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return f"{path}: is a folder, not a robots.txt file"
+    kind = next(
+        (
+            what
+            for test, what in (
+                (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                (stat.S_ISCHR, "a character device"),
+                (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket"),
+            )
+            if test(mode)
+        ),
+        "a special file",
+    )
+    where = f" ({target})" if target != Path(os.path.abspath(path)) else ""
+    return (
+        f"{path}: is {kind}{where}, not a regular file; robots.txt must be one (nothing was read or written)"
+    )
 
 
 def _read(path: Path, target: Path) -> tuple[bytes, bool]:
-    """The bytes of the file (b"" if missing) and whether it exists; refuses one over 500 KiB."""
+    """The bytes of the file (b"" if missing) and whether it exists; refuses one over 500 KiB, and anything
+    but a regular file (a FIFO would block, a device is no robots.txt and must not be replaced)."""
     try:
-        with open(target, "rb") as handle:
-            data = handle.read(MAX_ROBOTS_BYTES + 1)
+        why = _not_regular(path, target, os.stat(target).st_mode)
     except FileNotFoundError:
         if not target.parent.is_dir():
             raise InputError(f"{path}: the folder {path.parent} does not exist") from None
         return b"", False
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a robots.txt file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if why is not None:
+        raise InputError(why)
+    try:
+        # O_NONBLOCK: should a FIFO take the file's place after the check, opening it does not wait
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as handle:
+            why = _not_regular(path, target, os.fstat(fd).st_mode)
+            if why is not None:
+                raise InputError(why)
+            data = handle.read(MAX_ROBOTS_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(f"{path}: disappeared while being read") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if len(data) > MAX_ROBOTS_BYTES:
@@ -509,6 +564,13 @@ def _write_atomically(target: Path, data: bytes, shown: Path) -> None:
         old: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         old = None
+    except OSError as exc:
+        raise PublishError(
+            f"{shown}: cannot be written ({exc.strerror or exc}); it was left as it was"
+        ) from None
+    why = None if old is None else _not_regular(shown, target, old.st_mode)
+    if why is not None:
+        raise PublishError(why)  # never replace a device, a FIFO or a folder
     temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

@@ -83,7 +83,7 @@ def _plural(n: int, word: str) -> str:
     type=click.IntRange(0, 100),
     default=5,
     show_default=True,
-    help="Further attempts of a request answered 429 or 5xx, or that could not connect.",
+    help="Further attempts of a request answered 429 or 5xx, or that got no answer (connection failure).",
 )
 @click.option(
     "--max-wait",

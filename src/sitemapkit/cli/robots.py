@@ -69,8 +69,9 @@ def robots(
     arguments changes nothing. A warning says when the rules disallow a sitemap or the site root
     for * or Googlebot.
 
-    Exit status: 0 on success (warnings included), 1 when the file cannot be read or written or is
-    larger than 500 KiB, 2 for usage errors (such as a sitemap URL that is not absolute).
+    Exit status: 0 on success (warnings included), 1 when the file cannot be read or written, is
+    larger than 500 KiB or is not a regular file (a FIFO or a device is left alone), 2 for usage
+    errors (such as a sitemap URL that is not absolute).
 
     \b
     Examples:
