@@ -60,3 +60,13 @@ def progress(label: str) -> Iterator[Callable[[int], None] | None]:
             bar.update(task, completed=count)
 
         yield update
+
+
+max_diagnostics_option = click.option(
+    "--max-diagnostics",
+    default=100,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Print at most this many diagnostics on stderr (all are counted).",
+)
+"""The `--max-diagnostics` option of the commands that print diagnostics."""

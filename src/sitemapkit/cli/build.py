@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, progress
-from sitemapkit.cli.generate import _explain, _print_summary
+from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
+from sitemapkit.cli.generate import _explain, fail, report
 from sitemapkit.config import DEFAULT_CONFIG, load_config
 from sitemapkit.errors import InputError, PublishError, UsageError
 
@@ -19,13 +18,7 @@ from sitemapkit.errors import InputError, PublishError, UsageError
 @click.option("--explain", is_flag=True, help="Say on stderr which folder pages were skipped and why.")
 @click.option("--check", is_flag=True, help="Only check the config file; build nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
-@click.option(
-    "--max-diagnostics",
-    default=100,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Print at most this many diagnostics on stderr (all are counted).",
-)
+@max_diagnostics_option
 def build(config: str, strict: bool, explain: bool, check: bool, as_json: bool, max_diagnostics: int) -> None:
     """Generate and publish the sitemaps that CONFIG (default: ./sitemapkit.toml) declares: its
     sources (URL lists, CSV, JSONL, site folders, access logs), filters, per-pattern defaults, output
@@ -57,16 +50,8 @@ def build(config: str, strict: bool, explain: bool, check: bool, as_json: bool, 
                 on_progress=on_progress,
                 explain=_explain if explain else None,
             )
-    except UsageError as exc:  # a value the file checks could not see (e.g. lastmod 'content' without state)
-        printer.finish()
-        click.echo(f"error: {config}: {exc}", err=True)
-        sys.exit(1)
+    except UsageError as exc:  # a value the file checks could not see
+        fail(printer, f"{config}: {exc}")
     except (InputError, PublishError) as exc:
-        printer.finish()
-        click.secho(f"error: {exc}", fg="red" if sys.stderr.isatty() else None, err=True)
-        sys.exit(1)
-    printer.finish()
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
-    else:
-        _print_summary(result)
+        fail(printer, str(exc))
+    report(printer, result, as_json)

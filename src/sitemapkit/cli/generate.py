@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, progress
+from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
 from sitemapkit.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.errors import InputError, InvalidUrlError, PublishError, UsageError
 from sitemapkit.generator import FolderSource, LogSource
@@ -109,13 +109,7 @@ if TYPE_CHECKING:
 )
 @click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
-@click.option(
-    "--max-diagnostics",
-    default=100,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Print at most this many diagnostics on stderr (all are counted).",
-)
+@max_diagnostics_option
 def generate(
     sources: tuple[str, ...],
     base_url: str,
@@ -208,9 +202,19 @@ def generate(
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     except (InputError, PublishError) as exc:
-        printer.finish()
-        click.secho(f"error: {exc}", fg="red" if sys.stderr.isatty() else None, err=True)
-        sys.exit(1)
+        fail(printer, str(exc))
+    report(printer, result, as_json)
+
+
+def fail(printer: DiagnosticPrinter, message: str) -> NoReturn:
+    """Print the diagnostics so far, then `message` as the error, and exit 1."""
+    printer.finish()
+    click.secho(f"error: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
+    sys.exit(1)
+
+
+def report(printer: DiagnosticPrinter, result: PublishResult, as_json: bool) -> None:
+    """Print the diagnostics, then the summary of what was published (JSON with `as_json`)."""
     printer.finish()
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))

@@ -12,7 +12,7 @@ from typing import IO, NoReturn
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter
+from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option
 from sitemapkit.dates import format_w3c
 from sitemapkit.errors import InputError, UsageError
 from sitemapkit.export import write_csv, write_jsonl
@@ -91,13 +91,7 @@ TREE_COLUMNS = (
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write to FILE instead of standard output.",
 )
-@click.option(
-    "--max-diagnostics",
-    default=100,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Print at most this many diagnostics on stderr (all are counted).",
-)
+@max_diagnostics_option
 def parse(
     source: str,
     fmt: str | None,
