@@ -8,6 +8,8 @@ Each contender runs in a fresh Python process (bench/common.py), so its peak RSS
   of the same shape (WITHOUT ROWID, URL primary key), one transaction, WAL: the floor for writing them.
 - first run: `StateRun.observe` for every URL into an empty store (one lookup and one upsert per URL).
 - unchanged rerun: the same URLs and hashes again (the common case: every lastmod is kept).
+- unchanged rerun, prefetched: the same again, with `StateRun.prefetch` reading the rows of each 1,000 URLs
+  in two queries before they are observed (what `generate` does for a site folder).
 - rerun, 10% changed: every tenth URL with a new hash, and 1% of the URLs gone (marked removed).
 """
 
@@ -55,19 +57,24 @@ N = {n}
 day = {day}
 change_every = {change_every}
 drop_every = {drop_every}
+prefetch = {prefetch}
 now = dt.datetime(2024, 1, day, tzinfo=dt.UTC)
 count = 0
 with StateStore({path!r}) as store:
     with store.run(now=now) as run:
         observe = run.observe
-        for i in range(N):
-            if drop_every and i % drop_every == 0:
-                continue
-            h = f"{{i * 2654435761 % 2**64:016x}}"
-            if change_every and i % change_every == 0:
-                h += "x"
-            observe(f"https://www.example.com/products/item-{{i}}", content_hash=h)
-            count += 1
+        for start in range(0, N, 1000):
+            if prefetch:
+                urls = range(start, min(N, start + 1000))
+                run.prefetch(f"https://www.example.com/products/item-{{i}}" for i in urls)
+            for i in range(start, min(N, start + 1000)):
+                if drop_every and i % drop_every == 0:
+                    continue
+                h = f"{{i * 2654435761 % 2**64:016x}}"
+                if change_every and i % change_every == 0:
+                    h += "x"
+                observe(f"https://www.example.com/products/item-{{i}}", content_hash=h)
+                count += 1
     s = run.summary()
     print(f"summary added={{s.added}} changed={{s.changed}} unchanged={{s.unchanged}} removed={{s.removed}}")
 result = count
@@ -89,17 +96,22 @@ def main() -> None:
         run_python("plain INSERT (baseline)", BASELINE.format(n=n, path=str(base_db))),
         run_python(
             "StateStore first run",
-            STORE.format(n=n, path=str(store_db), day=1, change_every=0, drop_every=0),
+            STORE.format(n=n, path=str(store_db), day=1, change_every=0, drop_every=0, prefetch=False),
             note="all added",
         ),
         run_python(
             "StateStore unchanged rerun",
-            STORE.format(n=n, path=str(store_db), day=2, change_every=0, drop_every=0),
+            STORE.format(n=n, path=str(store_db), day=2, change_every=0, drop_every=0, prefetch=False),
             note="all lastmods kept",
         ),
         run_python(
+            "StateStore unchanged rerun, prefetched",
+            STORE.format(n=n, path=str(store_db), day=3, change_every=0, drop_every=0, prefetch=True),
+            note="rows read 500 at a time",
+        ),
+        run_python(
             "StateStore rerun, 10% changed",
-            STORE.format(n=n, path=str(store_db), day=3, change_every=10, drop_every=100),
+            STORE.format(n=n, path=str(store_db), day=4, change_every=10, drop_every=100, prefetch=False),
             note="10% new hash, 1% removed",
         ),
     ]

@@ -50,3 +50,12 @@ def test_build_updates_the_robots_txt_the_config_names(tmp_path: Path) -> None:
     result = build(tmp_path / "sitemapkit.toml")
     assert result.robots is not None and result.robots.status == "created"
     assert b"Sitemap: https://example.com/sitemap.xml.gz" in (tmp_path / "public" / "robots.txt").read_bytes()
+
+
+def test_a_robots_txt_in_a_missing_folder_is_a_usage_error_before_publishing(tmp_path: Path) -> None:
+    (tmp_path / "urls.txt").write_text(BASE + "\n")
+    out = tmp_path / "out"
+    args = ["generate", str(tmp_path / "urls.txt"), "--base-url", BASE, "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "--robots", str(tmp_path / "nowhere" / "robots.txt")])
+    assert result.exit_code == 2 and "nowhere does not exist" in result.output
+    assert not out.exists()

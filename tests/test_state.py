@@ -331,7 +331,9 @@ def test_schema_version_and_migrations(tmp_path: Path, monkeypatch: pytest.Monke
         store.set_progress("job", None)
         assert store.progress("job") is None
     conn = sqlite3.connect(db)
-    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == list(range(1, current + 1))
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == list(
+        range(1, current + 1)
+    )
     conn.close()
     # a later sitemapkit adds a migration...
     migrations = {**state.MIGRATIONS, current + 1: ["ALTER TABLE urls ADD COLUMN title TEXT"]}
@@ -530,3 +532,141 @@ def test_a_short_file_that_is_not_sqlite_is_refused_not_overwritten(tmp_path: Pa
     with pytest.raises(InputError, match="not an SQLite file"):
         StateStore(path)
     assert path.read_bytes() == b"x"
+
+
+# -- the file cache of folder scans ----------------------------------------------------------------------
+
+
+def cache_table(path: Path) -> dict[bytes, tuple[Any, ...]]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT key, size, mtime_ns, ctime_ns, ino, content_hash, data FROM scan_files")
+        return {r[0]: r[1:] for r in rows}
+    finally:
+        conn.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    runs=st.lists(
+        st.dictionaries(
+            st.binary(min_size=1, max_size=3), st.tuples(st.integers(0, 2), st.booleans()), max_size=25
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    batch=st.integers(1, 6),
+)
+def test_file_cache_merges_its_rows_with_the_walk(
+    runs: list[dict[bytes, tuple[int, bool]]], batch: int
+) -> None:
+    """Each run asks for its files in key order: a file stored trusted with the same size, mtime and ctime
+    is a hit (with what was stored), anything else a miss; afterwards the table holds exactly the run's
+    files, whatever the batch size."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "state.db"
+        stored: dict[bytes, tuple[Any, ...]] = {}
+        with StateStore(db) as store:
+            for files in runs:
+                expected: dict[bytes, tuple[Any, ...]] = {}
+                with store.run() as run:
+                    cache = run.file_cache(b"/site", "options-1", batch_size=batch)
+                    for key in sorted(files):
+                        size, trusted = files[key]
+                        got = cache.get(key, (size, 7, 9, 11))
+                        old = stored.get(key)
+                        if old is not None and old[:4] == (size, 7, 9, 11):
+                            assert got == (f"hash {size}", f"data {key!r}")
+                            expected[key] = old
+                        else:
+                            assert got is None
+                            cache.put(key, (size, 7, 9, 11), f"hash {size}", f"data {key!r}", trusted=trusted)
+                            expected[key] = (
+                                size,
+                                7 if trusted else None,
+                                9,
+                                11,
+                                f"hash {size}",
+                                f"data {key!r}",
+                            )
+                    cache.close()
+                    assert cache.hits + cache.misses == len(files)
+                stored = cache_table(db)
+                assert stored == expected
+
+
+def test_file_cache_fingerprint_order_and_rollback(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with StateStore(db) as store:
+        with store.run() as run:
+            cache = run.file_cache(b"/site", "options-1")
+            for key in (b"a", b"b", b"c"):
+                assert cache.get(key, (1, 2, 3, 4)) is None
+                cache.put(key, (1, 2, 3, 4), "h-" + key.decode(), None)
+            cache.close()
+        with store.run() as run:
+            cache = run.file_cache(b"/site", "options-1")
+            assert cache.get(b"b", (1, 2, 3, 4)) == ("h-b", None)
+            assert cache.get(b"a", (1, 2, 3, 4)) == ("h-a", None)  # out of order: looked up alone
+            assert cache.get(b"c", (1, 2, 3, 5)) is None  # another inode
+            cache.put(b"c", (1, 2, 3, 5), "h-c2", "{}")
+            # no close (an abandoned walk): nothing is deleted, what was put is kept
+        assert cache_table(db) == {
+            b"a": (1, 2, 3, 4, "h-a", None),
+            b"b": (1, 2, 3, 4, "h-b", None),
+            b"c": (1, 2, 3, 5, "h-c2", "{}"),
+        }
+        before = dump(db)
+        with pytest.raises(RuntimeError), store.run() as run:  # a failed run changes nothing
+            cache = run.file_cache(b"/site", "options-2")  # other options: emptied...
+            assert cache.get(b"a", (1, 2, 3, 4)) is None
+            cache.put(b"z", (1, 2, 3, 4), "h-z", None)
+            cache.close()
+            raise RuntimeError
+        assert dump(db) == before
+        with store.run() as run:
+            cache = run.file_cache(b"/site", "options-2")
+            assert cache.get(b"a", (1, 2, 3, 4)) is None
+            cache.close()
+        assert cache_table(db) == {}
+        with store.run() as run:
+            run.finalize()
+            with pytest.raises(UsageError):
+                run.file_cache(b"/site", "options-2")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    history=st.dictionaries(st.sampled_from("abcdefgh"), st.sampled_from(["h1", "h2"]), max_size=8),
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("observe"), st.sampled_from("abcdefghij"), st.sampled_from(["h1", "h2", None])),
+            st.tuples(st.just("prefetch"), st.lists(st.sampled_from("abcdefghij"), max_size=6)),
+        ),
+        max_size=25,
+    ),
+    batch=st.integers(1, 4),
+)
+def test_prefetch_changes_nothing_but_the_queries(
+    history: dict[str, str], steps: list[tuple[Any, ...]], batch: int
+) -> None:
+    """Prefetched rows give the same lastmods and the same database as looking each URL up alone, whatever
+    the order of prefetches, repeated URLs and flushes in between."""
+    with tempfile.TemporaryDirectory() as tmp:
+        results = []
+        for use_prefetch in (False, True):
+            db = Path(tmp) / f"{use_prefetch}.db"
+            build(db, T1, dict(history))
+            lastmods = []
+            with StateStore(db) as store, store.run(now=T2, batch_size=batch) as run:
+                for step in steps:
+                    if step[0] == "prefetch":
+                        if use_prefetch:
+                            run.prefetch(U + u for u in step[1])
+                    else:
+                        lastmods.append(run.observe(U + step[1], content_hash=step[2]))
+                summary = run.finalize()
+            tables = dump(db)
+            del tables["schema_migrations"]  # when each database was created
+            results.append((lastmods, summary, tables))
+        assert results[0] == results[1]

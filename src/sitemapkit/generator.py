@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from sitemapkit.diagnostics import DiagnosticHandler
-from sitemapkit.errors import UsageError
+from sitemapkit.errors import InputError, PublishError, UsageError
 from sitemapkit.model import Lastmod, UrlEntry
 from sitemapkit.rules import UrlRules
 from sitemapkit.sources.lists import is_url_list, list_batches, read_source
@@ -59,6 +59,8 @@ class SourceStats:
 
     read: int = 0
     folder_pages: int = 0
+    folder_cached: int = 0
+    """Files the state store's file cache answered for, without reading them."""
     folder_skipped: Counter[str] = field(default_factory=Counter)
     log_lines: int = 0
     log_pages: int = 0
@@ -68,7 +70,11 @@ class SourceStats:
     def to_dict(self) -> dict[str, Any]:
         return {
             "read": self.read,
-            "folder": {"pages": self.folder_pages, "skipped": dict(self.folder_skipped)},
+            "folder": {
+                "pages": self.folder_pages,
+                "cached": self.folder_cached,
+                "skipped": dict(self.folder_skipped),
+            },
             "logs": {"lines": self.log_lines, "pages": self.log_pages, "bad_lines": self.log_bad_lines},
             "state": self.state,
         }
@@ -93,6 +99,7 @@ def generate(
     xsl: str | None = None,
     allow_hosts: Iterable[str] = (),
     hreflang: Literal["auto", "complete", "keep"] = "auto",
+    robots: str | os.PathLike[str] | None = None,
     strict: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     on_progress: Callable[[int], None] | None = None,
@@ -112,6 +119,9 @@ def generate(
     `sitemapkit.hreflang`); `"keep"` writes alternates as given; `"auto"` completes them whenever a source
     can carry alternates (a folder, JSONL or CSV input).
 
+    `robots`: a robots.txt to list the published index (or only sitemap) in, once publishing succeeded
+    (see `sitemapkit.robots.update_robots`; the set's `name` other than "sitemap" names its block).
+
     Raises `InputError` when an input cannot be read and `PublishError` when nothing could be published;
     in both cases the output folder (and the store) are left as they were.
     """
@@ -126,6 +136,14 @@ def generate(
     if lastmod == "content" and state is None:
         raise UsageError("lastmod 'content' needs a state store (--state) to remember content hashes")
     mode = lastmod or ("content" if state is not None else "source")
+    if robots is not None:  # usable (readable, within 500 KiB, its folder there) before anything is published
+        folder_of_robots = Path(robots).parent
+        if folder_of_robots.is_dir():
+            from sitemapkit.robots import update_robots
+
+            update_robots(robots, None, dry_run=True)
+        elif folder_of_robots.resolve() != Path(out_dir).resolve():  # the output folder is made on publishing
+            raise UsageError(f"{robots}: the folder {folder_of_robots} does not exist")
     if hreflang not in ("auto", "complete", "keep"):
         raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
     if hreflang == "auto":
@@ -173,7 +191,22 @@ def generate(
             stats.state = {
                 k: getattr(info, k) for k in ("added", "revived", "changed", "unchanged", "removed")
             }
-    return dataclasses.replace(result, sources=stats.to_dict())
+    robots_result = None
+    if robots is not None:
+        from sitemapkit.robots import update_robots
+
+        try:
+            robots_result = update_robots(
+                robots,
+                [result.entry_url],
+                name=None if name == "sitemap" else name,
+                on_diagnostic=on_diagnostic,
+            )
+        except (InputError, PublishError) as exc:
+            raise PublishError(
+                f"the sitemaps were published, but robots.txt was not updated: {exc}"
+            ) from None
+    return dataclasses.replace(result, sources=stats.to_dict(), robots=robots_result)
 
 
 def _record_hash(entry: UrlEntry) -> str | None:
@@ -224,6 +257,8 @@ def _add_folder(
     stats: SourceStats,
     explain: Callable[[Skip], None] | None,
 ) -> None:
+    from itertools import islice
+
     from sitemapkit.sources.folder import scan_folder
 
     def skipped(skip: Skip) -> None:
@@ -243,6 +278,7 @@ def _add_folder(
         explain=skipped,
         volatile_selectors=folder.volatile_selectors,
         volatile_patterns=folder.volatile_patterns,
+        state=run,  # unchanged files are taken from the store's file cache, not read again
     )
     git_times: dict[str, dt.datetime] = {}
     pages: Iterable[FolderPage] = scan
@@ -250,20 +286,23 @@ def _add_folder(
         from sitemapkit.state import git_last_commit_times
 
         listed = list(scan)  # the paths first: one git pass answers for all of them
-        git_times = git_last_commit_times(
-            folder.path, [str(p.path) for p in listed], on_diagnostic=writer.log
-        )
+        git_times = git_last_commit_times(folder.path, [p.file for p in listed], on_diagnostic=writer.log)
         pages = listed
-    for page in pages:
-        stats.folder_pages += 1
-        writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times))
+    it = iter(pages)
+    while chunk := list(islice(it, 500)):
+        if run is not None:  # the store's rows for 500 pages in one query, not 500
+            run.prefetch(page.entry.loc for page in chunk)
+        for page in chunk:
+            stats.folder_pages += 1
+            writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times))
+    stats.folder_cached += scan.cached
 
 
 def _page_lastmod(
     page: FolderPage, run: StateRun | None, mode: str, git_times: dict[str, dt.datetime]
 ) -> Callable[[UrlEntry], Lastmod | None]:
     def lastmod(entry: UrlEntry) -> Lastmod | None:
-        git_time = git_times.get(str(page.path))
+        git_time = git_times.get(page.file) if git_times else None
         if run is not None:
             return run.observe(entry.loc, content_hash=page.content_hash, mtime=page.mtime, git_time=git_time)
         if mode == "git":

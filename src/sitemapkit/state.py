@@ -93,6 +93,28 @@ MIGRATIONS: dict[int, list[str]] = {
             updated_at TEXT NOT NULL
         )""",
     ],
+    3: [
+        # The file cache of folder scans (`FileCache`): per scanned folder (its real path, as bytes) the
+        # fingerprint of the options its results depend on; per file, its place in the walk (`key`), its
+        # stamp when it was read (size, mtime and ctime in ns, inode; mtime_ns NULL: changed too recently
+        # to be trusted), and what the scan made of it.
+        """CREATE TABLE scan_roots (
+            id INTEGER PRIMARY KEY,
+            root BLOB NOT NULL UNIQUE,
+            fingerprint TEXT NOT NULL
+        )""",
+        """CREATE TABLE scan_files (
+            root_id INTEGER NOT NULL,
+            key BLOB NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER,
+            ctime_ns INTEGER NOT NULL,
+            ino INTEGER NOT NULL,
+            content_hash TEXT,
+            data TEXT,
+            PRIMARY KEY (root_id, key)
+        ) WITHOUT ROWID""",
+    ],
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -100,6 +122,12 @@ _SELECT = (
     "SELECT content_hash, lastmod, first_seen, added_run, changed_run, seen_run, removed_run "
     "FROM urls WHERE url = ?"
 )
+_SELECT_MANY = (
+    "SELECT url, content_hash, lastmod, first_seen, added_run, changed_run, seen_run, removed_run "
+    "FROM urls WHERE url IN ({marks})"
+)
+_PREFETCH_CHUNK = 500  # URLs a query (SQLite allows 999 parameters before 3.32)
+_UNKNOWN: Any = object()  # a URL that was not prefetched
 _TOUCH = "UPDATE urls SET last_seen = ?, seen_run = ? WHERE url = ?"
 _UPSERT = """
 INSERT INTO urls (url, content_hash, lastmod, first_seen, last_seen, added_run, changed_run, seen_run,
@@ -110,6 +138,18 @@ ON CONFLICT (url) DO UPDATE SET
     added_run = excluded.added_run, changed_run = excluded.changed_run, seen_run = excluded.seen_run,
     removed_run = NULL, removed_at = NULL
 """
+
+_FILES_COLUMNS = "key, size, mtime_ns, ctime_ns, ino, content_hash, data"
+_FILES_FIRST = f"SELECT {_FILES_COLUMNS} FROM scan_files WHERE root_id = ? ORDER BY key LIMIT ?"
+_FILES_NEXT = f"SELECT {_FILES_COLUMNS} FROM scan_files WHERE root_id = ? AND key > ? ORDER BY key LIMIT ?"
+_FILES_ONE = f"SELECT {_FILES_COLUMNS} FROM scan_files WHERE root_id = ? AND key = ?"
+_FILES_PUT = f"""
+INSERT INTO scan_files (root_id, {_FILES_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (root_id, key) DO UPDATE SET
+    size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, ino = excluded.ino,
+    content_hash = excluded.content_hash, data = excluded.data
+"""
+CACHE_BATCH = 1_000
 
 ChangeKind = Literal["added", "changed", "removed"]
 
@@ -371,10 +411,13 @@ class StateStore:
         - changed: present now and at `since_run`, with its lastmod or content hash moved since;
         - removed: gone now, removed after `since_run`, and present at `since_run`.
 
-        A URL removed and revived after `since_run` counts as added."""
+        A URL removed and revived after `since_run` counts as added; one that was seen by `since_run`,
+        then revived and removed again after it, counts as removed (even if it happened to be gone at
+        `since_run` itself: a removal said twice is harmless, one never said is not)."""
         cursor = self._execute(
             "SELECT url, lastmod, last_seen, added_run, changed_run, removed_run, removed_at FROM urls "
-            "WHERE (removed_run IS NULL AND changed_run > ?1) OR (removed_run > ?1 AND added_run <= ?1) "
+            "WHERE (removed_run IS NULL AND changed_run > ?1) OR (removed_run > ?1 AND (added_run <= ?1 "
+            "OR first_seen <= (SELECT started_at FROM runs WHERE id = ?1))) "
             "ORDER BY url",
             (since_run,),
         )
@@ -461,8 +504,10 @@ class StateRun:
         self._now_text = format_w3c(now)
         self._batch = max(1, batch_size)
         self._pending: dict[str, tuple[Any, ...]] = {}
+        self._prefetched: dict[str, tuple[Any, ...] | None] = {}
         self._conn = store._conn
         self._lookup = self._conn.cursor()
+        self._caches: list[FileCache] = []
         self.id = 0
         self.added = self.revived = self.changed = self.unchanged = 0
         self.removed = 0
@@ -514,6 +559,7 @@ class StateRun:
             return
         self.closed = True
         self._pending.clear()
+        self._prefetched.clear()
         with contextlib.suppress(sqlite3.Error):
             self._conn.execute("ROLLBACK")
 
@@ -537,6 +583,7 @@ class StateRun:
         if not self._finalized:
             try:
                 self._flush()
+                self._finish_caches()
                 cur = self._conn.execute(
                     "UPDATE urls SET removed_run = ?1, removed_at = ?2 "
                     "WHERE removed_run IS NULL AND seen_run < ?1",
@@ -593,7 +640,50 @@ class StateRun:
         if self.closed:
             raise UsageError("the run is closed")
 
+    # -- the file cache -----------------------------------------------------------------------------
+
+    def file_cache(self, root: bytes, fingerprint: str, *, batch_size: int = CACHE_BATCH) -> FileCache:
+        """The file cache of the folder `root` (its real path, as bytes) for this run, holding what an
+        earlier run's scan made of each file. A different `fingerprint` (the options the results depend
+        on) than the stored one empties it. See `FileCache`."""
+        self._check_open()
+        if self._finalized:
+            raise UsageError("the run is finalized; nothing more can be observed")
+        for other in self._caches:  # an earlier scan of the folder in this run is over (if not closed)
+            if other.root == root:
+                other._detach()
+        cache = FileCache(self, root, fingerprint, batch_size)
+        self._caches.append(cache)
+        return cache
+
+    def _finish_caches(self) -> None:
+        """Write the caches' pending rows; in a run that scanned folders, forget the caches of the folders
+        it did not scan (their files are gone from the sitemaps, as their URLs are)."""
+        if not self._caches:
+            return
+        for cache in self._caches:
+            cache._flush()
+        used = {c.root_id for c in self._caches}
+        for (root_id,) in self._conn.execute("SELECT id FROM scan_roots").fetchall():
+            if root_id not in used:
+                self._conn.execute("DELETE FROM scan_files WHERE root_id = ?", (root_id,))
+                self._conn.execute("DELETE FROM scan_roots WHERE id = ?", (root_id,))
+
     # -- observing ----------------------------------------------------------------------------------
+
+    def prefetch(self, urls: Iterable[str]) -> None:
+        """Read what the store holds for `urls` in a few queries, for the `observe` calls that follow
+        (one indexed query per 500 URLs instead of one per URL; each row read serves one `observe`).
+        Replaces what an earlier `prefetch` read, so memory stays bounded by the batch given."""
+        self._check_open()
+        self._prefetched.clear()
+        wanted = [u for u in dict.fromkeys(urls) if u not in self._pending]
+        for i in range(0, len(wanted), _PREFETCH_CHUNK):
+            chunk = wanted[i : i + _PREFETCH_CHUNK]
+            self._prefetched.update(dict.fromkeys(chunk))
+            sql = _SELECT_MANY.format(marks=",".join("?" * len(chunk)))
+            for row in self._conn.execute(sql, chunk):
+                self._prefetched[row[0]] = row[1:]
 
     def observe(
         self,
@@ -632,7 +722,9 @@ class StateRun:
                 None,
             )
         else:
-            found = self._lookup.execute(_SELECT, (url,)).fetchone()
+            found = self._prefetched.pop(url, _UNKNOWN)
+            if found is _UNKNOWN:
+                found = self._lookup.execute(_SELECT, (url,)).fetchone()
             if found is None:
                 stored_hash = stored_text = first_seen = removed_run = None
                 added_run = changed_run = seen_run = 0
@@ -723,6 +815,161 @@ class StateRun:
             self._conn.executemany(_UPSERT, (r for r in rows if r[7]))
             self._conn.executemany(_TOUCH, ((self._now_text, self.id, r[0]) for r in rows if not r[7]))
             self._pending.clear()
+
+
+FileStamp = tuple[int, int, int, int]
+"""What identifies a file's content without reading it: size, mtime and ctime (ns), inode."""
+CachedFile = tuple[str | None, str | None]
+"""What `FileCache.get` returns for a file it knows unchanged: the stored content hash and data."""
+
+
+def file_stamp(st: os.stat_result) -> FileStamp:
+    """The `FileStamp` of a `stat` result. A rewrite changes the mtime and the ctime (which no program
+    can set back), a replacement the inode."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+class FileCache:
+    """What the scans of one folder made of each file, kept in the state store so that a rerun need not
+    read a file again while its stamp (size, mtime and ctime in ns, inode) is the one it had when read.
+
+    Create it with `StateRun.file_cache`. Keys are opaque bytes, one per file, that must come to `get` in
+    ascending order (`scan_folder` derives them from its sorted walk). The stored rows are read in the
+    same order, a batch at a time, beside the walk (a merge join): nothing grows with the number of
+    files, and the rows of files the walk no longer meets are deleted as it passes them (the rest by
+    `close`). Every write belongs to the run's transaction, so a run that fails leaves the cache as it
+    was; one that never calls `close` only keeps some rows it could have deleted."""
+
+    def __init__(self, run: StateRun, root: bytes, fingerprint: str, batch_size: int) -> None:
+        self.root = root
+        self._conn = run._conn
+        self._batch = max(1, batch_size)
+        row = self._conn.execute("SELECT id, fingerprint FROM scan_roots WHERE root = ?", (root,)).fetchone()
+        if row is None:
+            cur = self._conn.execute(
+                "INSERT INTO scan_roots (root, fingerprint) VALUES (?, ?)", (root, fingerprint)
+            )
+            self.root_id = int(cur.lastrowid or 0)
+        else:
+            self.root_id = int(row[0])
+            if row[1] != fingerprint:
+                self._conn.execute("DELETE FROM scan_files WHERE root_id = ?", (self.root_id,))
+                self._conn.execute(
+                    "UPDATE scan_roots SET fingerprint = ? WHERE id = ?", (fingerprint, self.root_id)
+                )
+        self._rows: list[tuple[Any, ...]] = []
+        self._pos = 0
+        self._done = False
+        self._upto: bytes | None = None  # the last key read from the table
+        self._last: bytes | None = None  # the last key asked for
+        self._puts: list[tuple[Any, ...]] = []
+        self._deletes: list[tuple[int, bytes]] = []
+        self.hits = self.misses = 0
+        self.closed = False
+        self._detached = False
+
+    def get(self, key: bytes, stamp: FileStamp) -> CachedFile | None:
+        """The stored `(content_hash, data)` of the file `key` if it was stored, trusted, with this stamp;
+        else None."""
+        if self._detached:
+            return None
+        if self._last is not None and key <= self._last:  # out of order: look it up alone
+            if (self.root_id, key) in self._deletes:  # passed as gone a moment ago: it is not
+                self._deletes.remove((self.root_id, key))
+            found = self._conn.execute(_FILES_ONE, (self.root_id, key)).fetchone()
+            return self._valid(found, stamp)
+        self._last = key
+        while True:
+            if self._pos >= len(self._rows):
+                if self._done:
+                    return self._valid(None, stamp)
+                self._fetch()
+                continue
+            row = self._rows[self._pos]
+            if row[0] > key:
+                return self._valid(None, stamp)
+            self._pos += 1
+            if row[0] == key:
+                return self._valid(row, stamp)
+            self._deletes.append((self.root_id, row[0]))  # a file the walk no longer has
+
+    def _valid(self, row: tuple[Any, ...] | None, stamp: FileStamp) -> CachedFile | None:
+        if row is not None and row[1:5] == stamp:
+            self.hits += 1
+            return row[5], row[6]
+        self.misses += 1
+        return None
+
+    def _fetch(self) -> None:
+        self._flush()
+        if self._upto is None:
+            rows = self._conn.execute(_FILES_FIRST, (self.root_id, self._batch)).fetchall()
+        else:
+            rows = self._conn.execute(_FILES_NEXT, (self.root_id, self._upto, self._batch)).fetchall()
+        self._rows, self._pos = rows, 0
+        if rows:
+            self._upto = rows[-1][0]
+        if len(rows) < self._batch:
+            self._done = True
+
+    def put(
+        self,
+        key: bytes,
+        stamp: FileStamp,
+        content_hash: str | None,
+        data: str | None,
+        *,
+        trusted: bool = True,
+    ) -> None:
+        """Remember what the file `key` gave when it had this stamp. `trusted=False` stores it so that a
+        later `get` misses: for a file modified too recently to be sure that the content read is the
+        content its mtime stands for (the next modification may not move the mtime)."""
+        if self.closed:
+            raise UsageError("the file cache is closed")
+        if self._detached:
+            return
+        size, mtime_ns, ctime_ns, ino = stamp
+        self._puts.append(
+            (self.root_id, key, size, mtime_ns if trusted else None, ctime_ns, ino, content_hash, data)
+        )
+        if len(self._puts) >= self._batch:
+            self._flush()
+
+    def _detach(self) -> None:
+        """Write what is pending and stop: another cache of the same folder takes over (perhaps with
+        other options, which empty the table). A detached cache misses and keeps nothing."""
+        self._flush()
+        self._detached = True
+        self._rows, self._pos, self._done = [], 0, True
+
+    def close(self) -> None:
+        """End the walk: delete the rows of the files it did not reach, and write what is pending."""
+        if self.closed:
+            return
+        if self._detached:
+            self.closed = True
+            return
+        self.closed = True
+        self._deletes.extend((self.root_id, row[0]) for row in self._rows[self._pos :])
+        self._rows, self._pos = [], 0
+        if not self._done:
+            bounds = [k for k in (self._upto, self._last) if k is not None]
+            if bounds:
+                self._conn.execute(
+                    "DELETE FROM scan_files WHERE root_id = ? AND key > ?", (self.root_id, max(bounds))
+                )
+            else:
+                self._conn.execute("DELETE FROM scan_files WHERE root_id = ?", (self.root_id,))
+            self._done = True
+        self._flush()
+
+    def _flush(self) -> None:
+        if self._deletes:
+            self._conn.executemany("DELETE FROM scan_files WHERE root_id = ? AND key = ?", self._deletes)
+            self._deletes.clear()
+        if self._puts:
+            self._conn.executemany(_FILES_PUT, self._puts)
+            self._puts.clear()
 
 
 # -- git ------------------------------------------------------------------------------------------------

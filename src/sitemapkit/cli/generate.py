@@ -245,7 +245,8 @@ def _print_summary(result: PublishResult) -> None:
     folder, logs, state = sources.get("folder") or {}, sources.get("logs") or {}, sources.get("state")
     if folder.get("pages") or folder.get("skipped"):
         skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(folder["skipped"].items())) or "none"
-        click.echo(f"site folder: {folder['pages']:,} pages listed; skipped: {skipped}")
+        cached = f" ({folder['cached']:,} unchanged files not read again)" if folder.get("cached") else ""
+        click.echo(f"site folder: {folder['pages']:,} pages listed{cached}; skipped: {skipped}")
     if logs.get("lines"):
         click.echo(
             f"access logs: {logs['lines']:,} lines, {logs['pages']:,} pages, {logs['bad_lines']:,} bad lines"
