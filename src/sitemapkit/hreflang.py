@@ -20,24 +20,29 @@ Rules, each reported with a diagnostic where something is left out:
   its alternates are left out (`hreflang-missing-self`);
 - a group of one page emits no alternates.
 
-The entries wait in a temporary SQLite file (in the output folder), not in memory: groups are merged on
-disk, so memory stays flat however many pages there are.
+The entries wait, rendered, in a temporary SQLite file (in the output folder), not in memory: groups are
+merged on disk, so memory stays flat however many pages there are. A member's completed alternates are
+rendered once per group and put where a `<url>`'s alternates go, last.
 """
 
 from __future__ import annotations
 
 import itertools
-import pickle
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
+from sitemapkit.dates import format_w3c
 from sitemapkit.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.model import Alternate, UrlEntry
+from sitemapkit.serialize import render_alternates
 
 _SCHEMA = (
+    # each entry as the writer rendered it, without its alternates (they come last in a <url>)
     "CREATE TABLE spill (seq INTEGER PRIMARY KEY, url TEXT NOT NULL, source TEXT, line INTEGER, "
-    "entry BLOB NOT NULL)",
+    "xml TEXT NOT NULL, prefixes TEXT NOT NULL, key TEXT NOT NULL, lastmod TEXT, news INTEGER NOT NULL, "
+    "elsewhere INTEGER NOT NULL)",
     "CREATE INDEX spill_url ON spill (url)",
     # every alternate as its page declared it, until the groups are made
     "CREATE TABLE decl (seq INTEGER NOT NULL, hreflang TEXT NOT NULL, href TEXT NOT NULL)",
@@ -49,6 +54,20 @@ _SCHEMA = (
     "seq INTEGER NOT NULL, PRIMARY KEY (grp, hreflang, href)) WITHOUT ROWID",
 )
 _CACHE = 1024  # completed groups kept at once (members of a group usually sit close together)
+
+
+class Spilled(NamedTuple):
+    """One entry read back from the spill, ready for the writer: its `<url>` bytes and what the writer
+    needs to place it (extension prefixes, lastmod sort key and value, where it came from, news or not)."""
+
+    data: bytes
+    needs: set[str] | None
+    key: str
+    lastmod: str | None
+    loc: str
+    sitemap: str | None
+    line: int | None
+    news: object | None
 
 
 class HreflangGroups:
@@ -66,22 +85,41 @@ class HreflangGroups:
             self._db.execute(statement)
         self._seq = 0
         self._groups = 0
-        self._rows: list[tuple[int, str, str | None, int | None, bytes]] = []
+        self._rows: list[tuple[int, str, str | None, int | None, str, str, str, str | None, bool, bool]] = []
         self._decl: list[tuple[int, str, str]] = []
         self.grouped = 0
 
-    def add(self, entry: UrlEntry) -> None:
-        """Keep `entry` (already normalised and deduplicated) until `entries` is called."""
+    def add(self, entry: UrlEntry, xml: str, prefixes: set[str] | None, key: str) -> None:
+        """Keep `entry` (normalised, deduplicated), rendered as `xml` with extension `prefixes` and
+        lastmod sort `key` (as the writer computed them), until `entries` is called."""
         self._seq += 1
-        blob = pickle.dumps(entry, pickle.HIGHEST_PROTOCOL)
-        self._rows.append((self._seq, entry.loc, entry.sitemap, entry.line, blob))
-        for a in entry.alternates:
-            self._decl.append((self._seq, a.hreflang, a.href))
+        foreign = False
+        if entry.alternates:
+            xml = xml[: xml.index("<xhtml:link")] + "</url>\n"  # escaped text never holds a raw "<"
+            prefixes = (prefixes or set()) - {"xhtml"}
+            foreign = any(a.href != entry.loc for a in entry.alternates)
+            for a in entry.alternates:
+                self._decl.append((self._seq, a.hreflang, a.href))
+        lastmod = format_w3c(entry.lastmod) if entry.lastmod is not None else None
+        self._rows.append(
+            (
+                self._seq,
+                entry.loc,
+                entry.sitemap,
+                entry.line,
+                xml,
+                ",".join(sorted(prefixes or ())),
+                key,
+                lastmod,
+                entry.news is not None,
+                foreign,
+            )
+        )
         if len(self._rows) >= 5_000:
             self._flush()
 
     def _flush(self) -> None:
-        self._db.executemany("INSERT INTO spill VALUES (?, ?, ?, ?, ?)", self._rows)
+        self._db.executemany("INSERT INTO spill VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._rows)
         self._db.executemany("INSERT INTO decl VALUES (?, ?, ?)", self._decl)
         self._rows.clear()
         self._decl.clear()
@@ -142,56 +180,45 @@ class HreflangGroups:
         db.executemany("INSERT INTO member VALUES (?, ?)", [(u, grp) for u in urls if u not in known])
         return grp
 
-    def entries(self) -> Iterator[UrlEntry]:
-        """The entries in the order they were added, alternates completed to their whole group."""
+    def entries(self) -> Iterator[Spilled]:
+        """The entries in the order they were added, rendered, alternates completed to their group."""
         self._flush()
         self._make_groups()
         db = self._db
-        cache: dict[int, tuple[Alternate, ...]] = {}
+        cache: dict[int, tuple[tuple[Alternate, ...], str]] = {}
         rows = db.execute(
-            "SELECT s.entry, m.grp FROM spill s LEFT JOIN member m ON m.url = s.url ORDER BY s.seq"
+            "SELECT s.url, s.source, s.line, s.xml, s.prefixes, s.key, s.lastmod, s.news, s.elsewhere, m.grp "
+            "FROM spill s LEFT JOIN member m ON m.url = s.url ORDER BY s.seq"
         )
-        for blob, grp in rows:
-            entry: UrlEntry = pickle.loads(blob)
-            if grp is None:
-                yield entry
-                continue
-            group = cache.get(grp)
-            if group is None:
-                if len(cache) >= _CACHE:
-                    cache.clear()
-                group = cache[grp] = self._complete(grp)
-            completed: tuple[Alternate, ...] = ()
-            if any(a.href == entry.loc for a in group):
-                if len({a.href for a in group}) > 1:  # a group of one page has nothing to say
-                    completed = group
-            elif any(a.href != entry.loc for a in entry.alternates):
+        for loc, source, line, xml, prefixes, key, lastmod, news, foreign, grp in rows:
+            needs = set(prefixes.split(",")) if prefixes else None
+            if grp is not None:
+                cached = cache.get(grp)
+                if cached is None:
+                    if len(cache) >= _CACHE:
+                        cache.clear()
+                    group = self._complete(grp)
+                    links = render_alternates(group)
+                    cached = cache[grp] = (group, links)
+                group, links = cached
+                if any(a.href == loc for a in group):
+                    if len({a.href for a in group}) > 1:  # a group of one page has nothing to say
+                        xml = xml[: -len("</url>\n")] + links + "</url>\n"
+                        needs = (needs or set()) | {"xhtml"}
+                        self.grouped += 1
+                    foreign = False
+            if foreign:
                 self.log.add(
                     Diagnostic.make(
                         "hreflang-missing-self",
                         "no page of its hreflang group declares this page's own language, so the others "
                         "cannot link back; its alternates are left out",
-                        source=entry.sitemap,
-                        line=entry.line,
-                        url=entry.loc,
+                        source=source,
+                        line=line,
+                        url=loc,
                     )
                 )
-            if completed:
-                self.grouped += 1
-            if completed != entry.alternates:
-                entry = UrlEntry(
-                    entry.loc,
-                    entry.lastmod,
-                    entry.changefreq,
-                    entry.priority,
-                    entry.images,
-                    entry.videos,
-                    entry.news,
-                    completed,
-                    entry.sitemap,
-                    entry.line,
-                )
-            yield entry
+            yield Spilled(xml.encode("utf-8"), needs, key, lastmod, loc, source, line, True if news else None)
 
     def _complete(self, grp: int) -> tuple[Alternate, ...]:
         """The group's members: declared pairs whose URL is a page of the set, one URL per hreflang."""

@@ -181,6 +181,15 @@ class Pipeline:
             url = self._url_or_none(alt.href, f"<xhtml:link hreflang={alt.hreflang!r}>", source, line, loc)
             if url is not None:
                 alternates.append(alt if url == alt.href else Alternate(alt.hreflang, url))
+        if (
+            len(images) == len(entry.images)
+            and len(videos) == len(entry.videos)
+            and len(alternates) == len(entry.alternates)
+            and all(a is b for a, b in zip(images, entry.images, strict=True))
+            and all(a is b for a, b in zip(videos, entry.videos, strict=True))
+            and all(a is b for a, b in zip(alternates, entry.alternates, strict=True))
+        ):
+            return entry  # already normalised (a folder scan's pages are): no copy
         return dataclasses.replace(
             entry, images=tuple(images), videos=tuple(videos), alternates=tuple(alternates)
         )

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from sitemapkit.constants import NS_IMAGE, NS_NEWS, NS_SITEMAP, NS_VIDEO, NS_XHTML
 from sitemapkit.dates import format_w3c
-from sitemapkit.model import Image, IndexEntry, News, UrlEntry, Video
+from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 
 # Characters XML 1.0 forbids outright; they cannot be escaped, only removed.
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -103,10 +103,18 @@ def render_url(entry: UrlEntry) -> str:
         _render_video(parts, video)
     if entry.news is not None:
         _render_news(parts, entry.news)
-    for alt in entry.alternates:
+    if entry.alternates:
+        parts.append(render_alternates(entry.alternates))  # last: hreflang completion relies on it
+    parts.append("</url>\n")
+    return "".join(parts)
+
+
+def render_alternates(alternates: Iterable[Alternate]) -> str:
+    """The `<xhtml:link>` elements of a `<url>`, which come last in it."""
+    parts: list[str] = []
+    for alt in alternates:
         parts += ['<xhtml:link rel="alternate" hreflang="', escape(alt.hreflang), '" href="']
         parts += [escape_url(alt.href), '"/>']
-    parts.append("</url>\n")
     return "".join(parts)
 
 

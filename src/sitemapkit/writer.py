@@ -10,7 +10,6 @@ other file in the folder.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import gzip
 import json
@@ -46,7 +45,7 @@ from sitemapkit.serialize import (
 from sitemapkit.urls import Scope
 
 if TYPE_CHECKING:
-    from sitemapkit.hreflang import HreflangGroups
+    from sitemapkit.hreflang import HreflangGroups, Spilled
     from sitemapkit.robots import RobotsResult
 
 IndexMode = Literal["auto", "always", "never"]
@@ -286,17 +285,25 @@ class SitemapWriter:
         if lastmod is not None:
             value = lastmod(ready)
             if value != ready.lastmod:
-                ready = dataclasses.replace(ready, lastmod=value)
-        if self._groups is not None:
-            self._groups.add(ready)  # written at close, its hreflang group complete
-            return True
-        return self._write_entry(ready)
-
-    def _write_entry(self, ready: UrlEntry) -> bool:
+                ready = UrlEntry(  # positional: several times cheaper than dataclasses.replace
+                    ready.loc,
+                    value,
+                    ready.changefreq,
+                    ready.priority,
+                    ready.images,
+                    ready.videos,
+                    ready.news,
+                    ready.alternates,
+                    ready.sitemap,
+                    ready.line,
+                )
         needs = (
             prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
         )
         key = _key(ready.lastmod) if ready.lastmod is not None else ""
+        if self._groups is not None:
+            self._groups.add(ready, render_url(ready), needs, key)  # written at close, its group complete
+            return True
         return self._write(render_url(ready).encode("utf-8"), needs, key, ready.lastmod, ready)
 
     def add_record(self, record: TextRecord) -> bool:
@@ -310,7 +317,7 @@ class SitemapWriter:
         needs: set[str] | None,
         key: str,
         lastmod: Lastmod | str | None,
-        entry: UrlEntry | None,
+        entry: UrlEntry | Spilled | None,
     ) -> bool:
         part = self._part
         if part is not None:
@@ -567,8 +574,8 @@ class SitemapWriter:
             if self._groups is not None:
                 groups, self._groups = self._groups, None
                 try:
-                    for entry in groups.entries():
-                        self._write_entry(entry)
+                    for item in groups.entries():
+                        self._write(item.data, item.needs, item.key, item.lastmod, item)
                 finally:
                     groups.close()
             if self._part is not None:
