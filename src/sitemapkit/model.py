@@ -106,8 +106,8 @@ class IndexEntry:
 
 
 def _reduce(self: Any) -> tuple[type, tuple[Any, ...]]:
-    """Pickle as the constructor's arguments: ten times faster than dataclasses' generic state for
-    frozen slotted classes (the hreflang spill pickles every entry)."""
+    """Pickle as the constructor's arguments, faster than dataclasses' generic state for frozen slotted
+    classes (entries sent to worker processes, or kept by a user's cache)."""
     return type(self), tuple(getattr(self, name) for name in self.__slots__)
 
 
