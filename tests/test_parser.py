@@ -501,6 +501,58 @@ def test_too_many_urls() -> None:
     assert p.only("too-many-urls").line == 50_003
 
 
+class _GeneralParser(SitemapParser):
+    _ELISION = False
+    _FAST_READ = False
+
+
+def test_a_long_pretty_printed_sitemap_reads_the_same_on_every_path_with_right_lines() -> None:
+    """Past line 65,535 (where libxml2 stops counting lines in elements) and past 50,000 URLs: the entries,
+    their lines and the diagnostics are the same whether plain <url> elements are read without lxml or not,
+    and every line is the line its <url> starts on."""
+    parts = []
+    for i in range(50_002):
+        extra = ""
+        if i % 7 == 0:
+            extra = (
+                "\n    <image:image>\n      <image:loc>https://e.com/i.jpg</image:loc>\n    </image:image>"
+            )
+        elif i % 1009 == 0:
+            extra = "\n    <priority>2</priority>"  # reported at its line
+        loc = f"https://e.com/{i}?a=1&amp;b=2"
+        parts.append(f"  <url>\n    <loc>{loc}</loc>\n    <lastmod>2024-05-01</lastmod>{extra}\n  </url>")
+    data = urlset("\n".join(parts)).encode()
+    outcomes = []
+    for cls in (SitemapParser, _GeneralParser):
+        diagnostics: list[Diagnostic] = []
+        parser = cls("test.xml", on_diagnostic=diagnostics.append)
+        entries = parser.feed(data) + parser.close()
+        outcomes.append(
+            (entries, [e.line for e in entries], [(d.code, d.line, d.message) for d in diagnostics])
+        )
+    assert outcomes[0] == outcomes[1]
+    entries, lines, diagnostics = outcomes[0]
+    starts = _lines_of(data, b"<url>")
+    assert lines == starts and lines[-1] > 200_000
+    bad = [("invalid-value", starts[i] + 3) for i in range(1009, 50_002, 1009) if i % 7]
+    assert [d[:2] for d in diagnostics] == sorted(
+        [*bad, ("too-many-urls", starts[50_000])], key=lambda d: d[1]
+    )
+    assert len(bad) > 40
+
+
+def _lines_of(data: bytes, needle: bytes) -> list[int]:
+    """The line of each occurrence of `needle`."""
+    found, line, last = [], 1, 0
+    at = data.find(needle)
+    while at >= 0:
+        line += data.count(b"\n", last, at)
+        found.append(line)
+        last = at
+        at = data.find(needle, at + 1)
+    return found
+
+
 def test_too_many_sitemaps() -> None:
     body = "".join(f"<sitemap><loc>https://e.com/{i}.xml</loc></sitemap>" for i in range(50_001))
     p = parse(f"<sitemapindex {NS}>{body}</sitemapindex>")

@@ -267,3 +267,371 @@ def test_chunk_splits_give_identical_results(entries: list[UrlEntry], cuts: list
             (d.code, d.line, d.column) for d in whole[1]
         ]
         assert (other[2].truncated, other[2].kind) == (whole[2].truncated, whole[2].kind)
+
+
+# --- the fast paths read exactly what the general path reads ----------------------------------------------
+
+
+class GeneralParser(SitemapParser):
+    """The parser with both fast paths off: every <url> read from lxml, field by field, with every check."""
+
+    _ELISION = False
+    _FAST_READ = False
+
+
+class LxmlFastParser(SitemapParser):
+    """Only the lxml fast path on (no plain elements read without lxml)."""
+
+    _ELISION = False
+
+
+def outcome(
+    cls: type[SitemapParser], data: bytes, cuts: list[int] | None = None, cap: int = 1 << 30
+) -> tuple[object, ...]:
+    """Everything a parser class makes of `data` (read up to `cap` bytes) fed in the pieces `cuts` delimit:
+    entries with their lines and sources, every diagnostic field, and the parser's verdict."""
+    diagnostics: list[Diagnostic] = []
+    parser = cls("p.xml", on_diagnostic=diagnostics.append, max_uncompressed=cap)
+    entries: list[object] = []
+    start = 0
+    for cut in sorted(set(cuts or [])):
+        entries += parser.feed(data[start:cut])
+        start = cut
+    entries += parser.feed(data[start:])
+    entries += parser.close()
+    return (
+        entries,
+        [(getattr(e, "line", None), getattr(e, "sitemap", None)) for e in entries],
+        [(d.code, d.severity, d.line, d.column, d.message, d.url, d.source) for d in diagnostics],
+        (parser.kind, parser.ok, parser.truncated, parser.count, parser.skipped, parser.namespace),
+    )
+
+
+WS = st.sampled_from(["", "", " ", "\n", "\n  ", "\t", "\r\n", "\n\n    "])
+PLAIN_LOCS = st.sampled_from(
+    [
+        "https://www.example.com/",
+        "http://example.com",
+        "https://a.example.com:8080/p?q=1&amp;r=2",
+        "https://shop.example/item-1.html?ref=x&amp;amp;y",
+        "https://example.com/a/b;c=d,e!f$g'h(i)j*k+l@m",
+        "https://ex-ample.com/~user/",
+        "https://example.com/" + "a" * 2027,  # 2,047 characters: the longest allowed
+        "https://example.com/%D8%A7%d9%83-x/",
+    ]
+)
+# each one thing that the fast path must leave to lxml (or read exactly as lxml does)
+ODD_LOC_VALUES: list[str] = [
+    "",
+    " https://example.com/x ",
+    "https://example.com/a b",
+    "/relative",
+    "https://example.com/%4",
+    "https://example.com/%zz",
+    "https://example.com/%%41",
+    "https://example.com/&lt;x",
+    "https://example.com/&#x41;",
+    "https://example.com/&amp",
+    "https://Example.com/",
+    "https://example.com:99999/",
+    "https://-bad-.com/",
+    "https://bad-.com/",
+    "https://example..com/",
+    "https://example.com?q",
+    "https://example.com/ü",
+    "ftp://example.com/",
+    "https://example.com/" + "a" * 2028,  # 2,048 characters: one too many
+    "<![CDATA[https://example.com/c]]>",
+    "https://example.com/<!-- c -->d",
+    "https://example.com/#top",
+]
+ODD_LOCS = st.sampled_from(ODD_LOC_VALUES)
+PLAIN_LASTMODS = st.sampled_from(
+    ["2024-05-01", "2024-05-01T12:00:00+02:00", "2024-05-01T12:00:00Z", "2024-05-01T12:00:00.5Z"]
+)
+ODD_LASTMOD_VALUES: list[str] = [
+    "2024-02-30",
+    "2024-05-01T10:00",
+    "2024-05-01T10:00:00",
+    "2024-5-1",
+    " 2024-05-01",
+    "2024-05-01T25:00:00Z",
+    "2024-05-01T12:00:00+0200",
+    "",
+]
+ODD_LASTMODS = st.sampled_from(ODD_LASTMOD_VALUES)
+PLAIN_CHANGEFREQS = st.sampled_from(["daily", "weekly", "never", "always"])
+ODD_CHANGEFREQ_VALUES: list[str] = ["Daily", "sometimes", "", "dailyy"]
+ODD_CHANGEFREQS = st.sampled_from(ODD_CHANGEFREQ_VALUES)
+PLAIN_PRIORITIES = st.sampled_from(["0.5", "1.0", "0", "1", "0.05", "0.0", "1.00"])
+ODD_PRIORITY_VALUES: list[str] = ["1.5", ".5", "0.555", "x", "01", "0.", ""]
+ODD_PRIORITIES = st.sampled_from(ODD_PRIORITY_VALUES)
+ODD_STRUCTURE = st.sampled_from(
+    [
+        "swap",
+        "dup",
+        "comment",
+        "end-in-comment",
+        "attr",
+        "prefix",
+        "video",
+        "caption",
+        "xhtml",
+        "nested",
+        "empty",
+        "pi",
+        "text",
+        "long-end",
+    ]
+)
+
+
+@st.composite
+def url_elements(draw: st.DrawFn) -> str:
+    """A <url> element: mostly plain, sometimes with one or two things the fast path must leave to lxml."""
+    odd = (
+        set(
+            draw(
+                st.lists(
+                    st.sampled_from(["loc", "lastmod", "changefreq", "priority", "image", "structure"]),
+                    max_size=2,
+                )
+            )
+        )
+        if draw(st.integers(0, 3)) == 0
+        else set()
+    )
+
+    def ws() -> str:
+        return draw(WS)
+
+    def pick(name: str, plain: st.SearchStrategy[str], odd_values: st.SearchStrategy[str]) -> str:
+        return draw(odd_values if name in odd else plain)
+
+    parts = [f"<loc>{pick('loc', PLAIN_LOCS, ODD_LOCS)}</loc>"]
+    if draw(st.booleans()):
+        parts.append(f"<lastmod>{pick('lastmod', PLAIN_LASTMODS, ODD_LASTMODS)}</lastmod>")
+    if draw(st.booleans()):
+        parts.append(f"<changefreq>{pick('changefreq', PLAIN_CHANGEFREQS, ODD_CHANGEFREQS)}</changefreq>")
+    if draw(st.booleans()):
+        parts.append(f"<priority>{pick('priority', PLAIN_PRIORITIES, ODD_PRIORITIES)}</priority>")
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
+        image_loc = pick("image", PLAIN_LOCS, ODD_LOCS)
+        parts.append(f"<image:image>{ws()}<image:loc>{image_loc}</image:loc>{ws()}</image:image>")
+    structure = draw(ODD_STRUCTURE) if "structure" in odd else ""
+    if structure == "swap" and len(parts) > 1:
+        parts[0], parts[1] = parts[1], parts[0]
+    elif structure == "dup":
+        parts.append(parts[0])
+    elif structure == "comment":
+        parts.insert(draw(st.integers(0, len(parts))), "<!-- a\ncomment -->")
+    elif structure == "end-in-comment":
+        parts.insert(draw(st.integers(0, len(parts))), "<!-- </url> --><![CDATA[</url>]]>")
+    elif structure == "pi":
+        parts.insert(draw(st.integers(0, len(parts))), "<?pi x?>")
+    elif structure == "text":
+        parts.insert(draw(st.integers(0, len(parts))), "text")
+    elif structure == "video":
+        parts.append("<video:video><video:title>t</video:title></video:video>")
+    elif structure == "caption":
+        parts.append(
+            "<image:image><image:loc>https://e.com/i.jpg</image:loc><image:caption>c</image:caption></image:image>"
+        )
+    elif structure == "xhtml":
+        parts.append('<xhtml:link rel="alternate" hreflang="en" href="https://e.com/en"/>')
+    elif structure == "nested":
+        parts.append("<url><loc>https://e.com/nested</loc></url>")
+    elif structure == "empty":
+        return draw(st.sampled_from(["<url/>", "<url></url>", "<url>\n</url>"]))
+    open_tag = {"attr": '<url id="1">', "prefix": "<sm:url>"}.get(structure, "<url>")
+    close_tag = (
+        "</sm:url>" if structure == "prefix" else draw(st.sampled_from(["</url>", "</url>", "</url >"]))
+    )
+    if structure == "long-end":  # longer than the parser keeps to find a </url> cut by a piece boundary
+        close_tag = "</url" + " " * 300 + ">"
+    return open_tag + ws() + ws().join(parts) + ws() + close_tag
+
+
+BETWEEN = st.one_of(
+    st.sampled_from(["\n", "", "  ", "\r\n", "\n\t"]),
+    st.sampled_from(["\n", "", "  ", "\r\n", "\n\t"]),
+    st.sampled_from(["\n", "", "  ", "\r\n", "\n\t"]),
+    st.sampled_from(
+        [
+            "\n<!-- between -->\n",
+            "\n<x:y/>",
+            "\n<foo>bar</foo>\n",
+            "x",
+            "<?pi?>",
+            "<![CDATA[]]>",
+            # a </url> that is not an end tag, followed by a plain <url> that is not an element
+            "<!-- </url><url><loc>https://e.com/in-comment</loc></url> -->",
+            "<![CDATA[</url><url><loc>https://e.com/in-cdata</loc></url>]]>",
+            "<?pi </url><url><loc>https://e.com/in-pi</loc></url>?>",
+        ]
+    ),
+)
+FULL_ROOT = (
+    f'<urlset xmlns="{NS}" xmlns:image="{IMAGE_NS}" xmlns:sm="{NS}" xmlns:x="urn:x"'
+    f' xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" xmlns:xhtml="{XHTML_NS}">'
+)
+ROOTS = st.one_of(
+    st.just(FULL_ROOT),
+    st.just(FULL_ROOT.replace("<urlset ", "<urlset\n  ")),
+    st.sampled_from(
+        [
+            f'<urlset xmlns="{NS}" xmlns:sm="{NS}" xmlns:x="urn:x">',
+            f'<urlset xmlns:sm="{NS}" xmlns:image="{IMAGE_NS}" xmlns:x="urn:x">',
+            f'<urlset xmlns="https://www.sitemaps.org/schemas/sitemap/0.9" xmlns:image="{IMAGE_NS}">',
+            f'<urlset xmlns="http://www.google.com/schemas/sitemap/0.84" xmlns:image="{IMAGE_NS}">',
+            f'<urlset xmlns="{NS}" xmlns:image="urn:not-images" xmlns:sm="{NS}" xmlns:x="urn:x">',
+            f'<urlset xmlns="{NS} " xmlns:image="{IMAGE_NS}" xmlns:x="urn:x">',
+            f'<urlset xmlns="{NS}" xmlns:image="{IMAGE_NS}" xmlns:x="urn:x" xmlns:sm="{NS}"><!-- c -->',
+            f'<sm:urlset xmlns:sm="{NS}" xmlns="{NS}" xmlns:image="{IMAGE_NS}" xmlns:x="urn:x">',
+        ]
+    ),
+)
+DAMAGE = st.sampled_from(["", "", "", "", "truncate", "stray-amp", "mismatch", "nul", "after-root", "no-end"])
+
+
+@st.composite
+def urlsets(draw: st.DrawFn) -> bytes:
+    elements = draw(st.lists(url_elements(), max_size=16))
+    body = "".join(draw(BETWEEN) + e for e in elements)
+    root = draw(ROOTS)
+    end = "</sm:urlset>" if root.startswith("<sm:") else "</urlset>"
+    text = f'<?xml version="1.0" encoding="UTF-8"?>\n{root}{body}\n{end}\n'
+    damage = draw(DAMAGE)
+    data = text.encode()
+    if damage == "truncate":
+        data = data[: draw(st.integers(0, len(data)))]
+    elif damage == "stray-amp":
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + b"&" + data[at:]
+    elif damage == "mismatch":
+        data = (
+            data.replace(b"</loc>", b"</lox>", 1)
+            if draw(st.booleans())
+            else data.replace(b"</url>", b"</urk>", 1)
+        )
+    elif damage == "nul":
+        at = draw(st.integers(0, len(data)))
+        data = data[:at] + b"\x00" + data[at:]
+    elif damage == "after-root":
+        data += b"<url><loc>https://e.com/after</loc></url>"
+    elif damage == "no-end":
+        data = data.replace(end.encode(), b"")
+    return data
+
+
+PLAIN_URL = "<url><loc>https://e.com/p</loc></url>\n"
+NOT_AN_ELEMENT = "<!-- </url><url><loc>https://e.com/in-comment</loc></url> -->"
+VIDEO_URL = "<url><loc>https://e.com/v</loc><video:video><video:title>t</video:title></video:video>"
+
+
+def _doc(*parts: str) -> bytes:
+    return (FULL_ROOT + "\n" + PLAIN_URL * 3 + "".join(parts) + PLAIN_URL * 2 + "</urlset>\n").encode()
+
+
+def _cut_in(data: bytes, marker: bytes, offset: int) -> list[int]:
+    return [data.index(marker) + offset]
+
+
+@settings(max_examples=400, deadline=None)
+@given(urlsets(), st.lists(st.integers(0, 3000), max_size=8))
+# an empty-element <url/> ends an element without a </url>
+@example(_doc("<url/>", NOT_AN_ELEMENT), [])
+# a </url> that lxml reads as no element proves nothing
+@example(_doc("<foo/>", NOT_AN_ELEMENT), [])
+# plain <image:image> elements only where the prefix image is the image extension's
+@example(
+    _doc(
+        "<url><loc>https://e.com/i</loc><image:image><image:loc>https://e.com/i.jpg</image:loc></image:image></url>"
+    ).replace(IMAGE_NS.encode(), b"urn:not-images"),
+    [],
+)
+# a </url> cut by a piece boundary is found, and proves nothing together with the next one
+@example(
+    _doc(VIDEO_URL, "</url>", NOT_AN_ELEMENT),
+    _cut_in(_doc(VIDEO_URL, "</url>", NOT_AN_ELEMENT), b"</url><!", 3),
+)
+# ... even when it is too long to keep
+@example(
+    _doc(VIDEO_URL, "</url" + " " * 300 + ">", NOT_AN_ELEMENT),
+    _cut_in(_doc(VIDEO_URL, "</url" + " " * 300 + ">", NOT_AN_ELEMENT), b"</url ", 290),
+)
+# an error right after plain elements, on the line they end: its column is the document's
+@example(_doc("<url>\n<loc>https://e.com/q</loc>\n</url><url><loc>https://e.com/r</lox></url>\n"), [])
+# a root whose default namespace is not the one its start tag spells (what lxml reads is)
+@example(
+    (
+        f'<urlset xmlns="{NS}&#x20;" xmlns:sm="{NS}">\n<sm:url><sm:loc>https://e.com/s</sm:loc></sm:url>\n'
+        + PLAIN_URL * 3
+        + "</urlset>\n"
+    ).encode(),
+    [],
+)
+def test_fast_paths_read_what_the_general_path_reads(data: bytes, cuts: list[int]) -> None:
+    cuts = [c for c in cuts if c < len(data)]
+    general = outcome(GeneralParser, data)
+    assert outcome(SitemapParser, data, cuts) == general
+    assert outcome(LxmlFastParser, data, cuts) == general
+    if cuts:  # reading stops at a size cap (the first cut) in the middle of whatever is there
+        assert outcome(SitemapParser, data, cuts, cap=cuts[0]) == outcome(GeneralParser, data, cap=cuts[0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(urlsets())
+def test_fast_paths_read_byte_by_byte_what_the_general_path_reads(data: bytes) -> None:
+    assert outcome(SitemapParser, data, list(range(1, len(data)))) == outcome(GeneralParser, data)
+
+
+def test_the_fast_path_reads_most_plain_elements_without_lxml() -> None:
+    """Not a property of the output: proof that the comparison above compares two different paths."""
+    body = "".join(
+        f"<url><loc>https://e.com/{i}</loc><lastmod>2024-05-01</lastmod></url>\n" for i in range(500)
+    )
+    data = f'<urlset xmlns="{NS}">\n{body}</urlset>\n'.encode()
+    read_by_lxml: list[int] = []
+
+    class Counting(SitemapParser):
+        def _read_url(self, el: object) -> UrlEntry | None:  # type: ignore[override]
+            read_by_lxml.append(1)
+            return super()._read_url(el)  # type: ignore[arg-type]
+
+    assert outcome(Counting, data) == outcome(GeneralParser, data)
+    assert 0 < len(read_by_lxml) < 5
+
+
+NEAR_MISSES = sorted(
+    {
+        *(f"<loc>{v}</loc>" for v in ODD_LOC_VALUES),
+        *(f"<loc>https://e.com/</loc><lastmod>{v}</lastmod>" for v in ODD_LASTMOD_VALUES),
+        *(f"<loc>https://e.com/</loc><changefreq>{v}</changefreq>" for v in ODD_CHANGEFREQ_VALUES),
+        *(f"<loc>https://e.com/</loc><priority>{v}</priority>" for v in ODD_PRIORITY_VALUES),
+        "<loc>https://e.com/</loc><image:image><image:loc>https://e.com/&lt;</image:loc></image:image>",
+        "<loc>https://e.com/</loc><image:image><image:loc>https://e.com/"
+        + "i" * 2030
+        + "</image:loc></image:image>",
+        "<loc>https://e.com/</loc>"
+        + "<image:image><image:loc>https://e.com/i</image:loc></image:image>" * 1001,
+    }
+)
+
+
+def test_each_near_miss_between_plain_elements_reads_as_in_the_general_path() -> None:
+    """Every value the fast path must refuse, where it would otherwise read it: between plain elements."""
+    plain = "<url><loc>https://e.com/p</loc><lastmod>2024-05-01</lastmod></url>\n"
+    for inner in NEAR_MISSES:
+        data = f"{FULL_ROOT}\n{plain * 3}<url>{inner}</url>\n{plain * 2}</urlset>\n".encode()
+        general = outcome(GeneralParser, data)
+        for cuts in ([], [len(data) // 2], list(range(0, len(data), 97))):
+            assert outcome(SitemapParser, data, cuts) == general, inner[:80]
+
+
+@settings(max_examples=60, deadline=None)
+@given(urlsets(), st.lists(st.integers(0, 1000), max_size=4))
+def test_fast_paths_read_gzipped_input_as_the_general_path(data: bytes, cuts: list[int]) -> None:
+    packed = gzip.compress(data)
+    cuts = [c for c in cuts if c < len(packed)]
+    assert outcome(SitemapParser, packed, cuts) == outcome(GeneralParser, packed)

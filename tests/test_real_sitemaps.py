@@ -151,3 +151,33 @@ def test_extensions_in_real_files(corpus: dict[str, tuple[dict[str, str], Read]]
     assert any(isinstance(e, UrlEntry) and e.alternates for e in hreflang)
     images = get(corpus, "073").entries
     assert sum(len(e.images) for e in images if isinstance(e, UrlEntry)) > 4000
+
+
+class _GeneralParser(SitemapParser):
+    """Every <url> read from lxml with every check (the fast paths off)."""
+
+    _ELISION = False
+    _FAST_READ = False
+
+
+def _outcome(cls: type[SitemapParser], path: Path, chunk: int) -> tuple[object, ...]:
+    diagnostics: list[Diagnostic] = []
+    parser = cls(path.name, on_diagnostic=diagnostics.append)
+    entries: list[UrlEntry | IndexEntry] = []
+    with open(path, "rb") as f:
+        while data := f.read(chunk):
+            entries += parser.feed(data)
+    entries += parser.close()
+    return (
+        entries,
+        [e.line for e in entries],
+        [(d.code, d.severity, d.line, d.column, d.message, d.url) for d in diagnostics],
+        (parser.kind, parser.ok, parser.truncated, parser.count, parser.skipped),
+    )
+
+
+def test_the_fast_paths_read_every_real_file_as_the_general_path(real_sitemaps: Path) -> None:
+    for path in sorted((real_sitemaps / "files").iterdir()):
+        general = _outcome(_GeneralParser, path, 1 << 20)
+        for chunk in (1 << 20, 4093):
+            assert _outcome(SitemapParser, path, chunk) == general, (path.name, chunk)

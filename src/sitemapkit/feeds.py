@@ -7,7 +7,6 @@ so feeds are reported exactly like sitemaps.
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 from collections.abc import Iterator
 from typing import Final, NamedTuple, cast
 
@@ -38,9 +37,39 @@ def _text(el: etree._Element) -> str:
     return "".join(cast("Iterator[str]", el.itertext()))
 
 
-def _line(el: etree._Element) -> int | None:
+_LINE_LIMIT: Final = 65535
+
+
+def source_line(el: etree._Element) -> int | None:
+    """The line an element starts on: lxml's `sourceline`, made right past line 65,535.
+
+    libxml2 keeps an element's line in 16 bits; beyond 65,535 it reports the line where the first text
+    after the element's start tag (its own text, a descendant's, else its tail) *ends*. The line breaks of
+    that text are taken off again, which is exact unless markup between the start tag and that text (an
+    attribute, a comment) spans lines. (An element with no text in or after it, like `<url></url>` at the
+    very end of the bytes read so far, gets the line of an ancestor from libxml2, as it always did.)
+    """
     line: int | None = el.sourceline  # type: ignore[assignment]
-    return line
+    if line is None or line < _LINE_LIMIT:
+        return line
+    node = el
+    while True:
+        text = node.text
+        if text is not None:
+            return line - text.count("\n")
+        if len(node):
+            node = node[0]
+            continue
+        tail = node.tail
+        if tail is not None:
+            return line - tail.count("\n")
+        following = node.getnext()
+        if following is None:
+            return line
+        node = following
+
+
+_line = source_line
 
 
 def rss_item(item: etree._Element) -> FeedItem:
@@ -90,6 +119,8 @@ def atom_entry(entry: etree._Element) -> FeedItem:
 
 def parse_rfc822(text: str) -> dt.datetime | None:
     """An RFC 822/2822 date (`Tue, 10 Jun 2003 04:00:00 GMT`) as an aware datetime, or None."""
+    import email.utils  # only feeds need it: importing it costs more than a small sitemap takes to read
+
     try:
         value = email.utils.parsedate_to_datetime(text.strip())
     except (TypeError, ValueError, IndexError):

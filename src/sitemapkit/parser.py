@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
-import inspect
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -45,9 +43,11 @@ from sitemapkit.constants import (
 from sitemapkit.dates import parse_w3c
 from sitemapkit.diagnostics import Diagnostic, Severity
 from sitemapkit.errors import InvalidDateError, UsageError
+from sitemapkit.feeds import source_line
 from sitemapkit.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.safety import (
     GZIP_MAGIC,
+    PIECE,
     CompressionError,
     GzipInflater,
     Utf8Normalizer,
@@ -73,7 +73,7 @@ Kind = Literal["urlset", "sitemapindex", "text", "rss", "atom"]
 DiagnosticCallback = Callable[[Diagnostic], None]
 
 NS_SITEMAP_HTTPS: Final = "https://www.sitemaps.org/schemas/sitemap/0.9"
-CHUNK: Final = 256 * 1024
+CHUNK: Final = 64 * 1024
 """Bytes read at a time by `parse_file` and `parse_bytes`."""
 DEFAULT_MAX_UNCOMPRESSED: Final = 100 * 1024 * 1024
 _PIECE: Final = 4096
@@ -179,9 +179,14 @@ def _date_value(text: str) -> tuple[Lastmod | None, str | None]:
 
 # A subset of what `urls.check_uri` accepts (no `%`, lowercase ASCII host), matched by one regex so the
 # common URL costs one call; anything else goes through `check_uri`.
-_PLAIN_URL = re.compile(
-    r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*)?"
-)
+_PLAIN_HOST = r"[a-z0-9]++(?:-++[a-z0-9]++)*+(?:\.[a-z0-9]++(?:-++[a-z0-9]++)*+)*+(?::[0-9]{1,4}+)?+"
+"""A lowercase name of letter-digit-hyphen labels and single dots, and a port under 10,000 (a subset of what
+`check_uri` accepts)."""
+_PLAIN_URL = re.compile(r"https?://" + _PLAIN_HOST + r"(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*+)?+")
+
+
+_AUTHORITY_PROBLEMS: Final = ("host ", "port ", "no host", "the IPv6")
+"""How `check_uri` starts what it says about a URL's host or port."""
 
 
 def _usable_url(url: str) -> bool:
@@ -312,6 +317,8 @@ def _sniff(buf: bytes, final: bool) -> _Sniff | None:
         elif buf[pos] == 0x3C:
             return _sniff_root(buf, pos, final, skip=leading)
         else:
+            if not final and len(buf) < pos + 40 and b"\n" not in buf[pos:]:
+                return None  # the message quotes what comes: the same however the bytes arrive
             snippet = buf[pos : pos + 2]
             if snippet in (b"{%", b"{{", b"{#"):
                 return _Sniff(None, _template_message(snippet))
@@ -521,6 +528,8 @@ _VIDEO_FIELDS: Final = (
     "tvshow",
 )
 _MAX_TEXT_LINE: Final = 64 * 1024
+_LXML_LINE_LIMIT: Final = 65535
+"""From this line on, lxml's `sourceline` needs `feeds.source_line`."""
 _MAX_PARSE_ERRORS: Final = 1000
 _HISTORY_MAX: Final = 4 * 1024 * 1024
 """Most bytes kept for finding a fatal XML error in (when no element completes for that long)."""
@@ -528,33 +537,45 @@ _HISTORY_MAX: Final = 4 * 1024 * 1024
 _START, _HEAD, _SNIFF, _XML, _SEEK, _TEXT, _SKIP = range(7)
 
 
-def _url_entry_maker() -> Callable[
-    [str, Lastmod | None, str | None, float | None, str, int | None], UrlEntry
-]:
-    """A constructor for `UrlEntry` without extensions that skips the frozen dataclass `__init__` (which
-    sets each of ten fields through `object.__setattr__`), writing the slots directly: the same object,
-    in about half the time. Falls back to the plain constructor if the class is not as expected."""
-    names: tuple[str, ...] = ("loc", "lastmod", "changefreq", "priority", "images", "videos", "news")
-    names += ("alternates", "sitemap", "line")
-    if (
-        tuple(f.name for f in dataclasses.fields(UrlEntry)) != names
-        or hasattr(UrlEntry, "__post_init__")
-        or not all(inspect.ismemberdescriptor(UrlEntry.__dict__.get(n)) for n in names)
-    ):  # pragma: no cover - the model changed: stay correct
+def _draft_class(cls: type[Any]) -> type[Any] | None:
+    """A plain class with the slots of the frozen, slotted dataclass `cls`: an instance of it, filled in
+    with ordinary attribute stores, becomes a `cls` by assigning `__class__` (which Python allows between
+    classes of the same layout). That skips the frozen `__init__`, which sets each field through
+    `object.__setattr__`: the same object in about a quarter of the time. None if `cls` is not as expected.
+    """
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    if getattr(cls, "__slots__", None) != names or hasattr(cls, "__post_init__"):  # pragma: no cover
+        return None
+    draft = type(f"_Draft{cls.__name__}", (), {"__slots__": names})
+    probe = draft()
+    for name in names:
+        setattr(probe, name, None)
+    try:
+        probe.__class__ = cls
+    except TypeError:  # pragma: no cover - the layouts differ
+        return None
+    return draft
 
-        def plain(
-            loc: str,
-            lastmod: Lastmod | None,
-            changefreq: str | None,
-            priority: float | None,
-            sitemap: str,
-            line: int | None,
-        ) -> UrlEntry:
-            return UrlEntry(loc, lastmod, changefreq, priority, (), (), None, (), sitemap, line)
 
-        return plain
-    s0, s1, s2, s3, s4, s5, s6, s7, s8, s9 = (UrlEntry.__dict__[n].__set__ for n in names)
-    new = object.__new__
+def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
+    """`new(loc, lastmod, changefreq, priority, sitemap, line, images=())`: a `UrlEntry` (without videos,
+    news or alternates) made through `_draft_class`, or by its constructor if that is not possible; and
+    the draft class (None if not possible)."""
+
+    def plain(
+        loc: str,
+        lastmod: Lastmod | None,
+        changefreq: str | None,
+        priority: float | None,
+        sitemap: str,
+        line: int | None,
+        images: tuple[Image, ...] = (),
+    ) -> UrlEntry:
+        return UrlEntry(loc, lastmod, changefreq, priority, images, (), None, (), sitemap, line)
+
+    draft = _draft_class(UrlEntry)
+    if draft is None:  # pragma: no cover - the model changed: stay correct
+        return plain, None
 
     def fast(
         loc: str,
@@ -563,24 +584,133 @@ def _url_entry_maker() -> Callable[
         priority: float | None,
         sitemap: str,
         line: int | None,
+        images: tuple[Image, ...] = (),
     ) -> UrlEntry:
-        entry: UrlEntry = new(UrlEntry)
-        s0(entry, loc)
-        s1(entry, lastmod)
-        s2(entry, changefreq)
-        s3(entry, priority)
-        s4(entry, ())
-        s5(entry, ())
-        s6(entry, None)
-        s7(entry, ())
-        s8(entry, sitemap)
-        s9(entry, line)
-        return entry
+        entry = draft()
+        entry.loc = loc
+        entry.lastmod = lastmod
+        entry.changefreq = changefreq
+        entry.priority = priority
+        entry.images = images
+        entry.videos = ()
+        entry.news = None
+        entry.alternates = ()
+        entry.sitemap = sitemap
+        entry.line = line
+        entry.__class__ = UrlEntry
+        return cast(UrlEntry, entry)
 
+    sample = ("https://example.com/", dt.date(2024, 5, 1), "daily", 0.5, "s", 7, (Image("https://e.com/i"),))
+    made = fast(*sample)
+    if made != plain(*sample) or (made.sitemap, made.line) != sample[4:6]:  # pragma: no cover
+        return plain, None
+    return fast, draft
+
+
+def _image_maker() -> Callable[[str], Image]:
+    """`new(loc)`: an `Image` with only a `loc`, made as `_url_entry_maker` makes entries."""
+    draft = _draft_class(Image)
+    if draft is None or set(draft.__slots__) != {"loc", "caption", "title", "geo_location", "license"}:
+        return Image  # pragma: no cover - the model changed: stay correct
+
+    def fast(loc: str) -> Image:
+        image = draft()
+        image.loc = loc
+        image.caption = image.title = image.geo_location = image.license = None
+        image.__class__ = Image
+        return cast(Image, image)
+
+    if fast("https://e.com/i") != Image("https://e.com/i"):  # pragma: no cover
+        return Image
     return fast
 
 
-_new_url_entry = _url_entry_maker()
+_new_url_entry, _URL_DRAFT = _url_entry_maker()
+_new_image = _image_maker()
+
+# --- plain <url> elements read without lxml ---------------------------------------------------------
+#
+# Most sitemaps are long runs of `<url><loc>...</loc><lastmod>...</lastmod>...</url>` with nothing else.
+# Where the parser knows that the stream is between two children of the root (lxml has just reported a
+# `<url>` child of the root that ends exactly where the bytes fed to it end), it reads such runs with one
+# regex per element, and hands lxml a comment in their place, with the same line breaks and a last line
+# of the same length: lxml's lines, columns and error positions after it, and the offsets the rest of the
+# parser keeps, stay what they would have been. Only elements that the lxml path would read to the same
+# entry with nothing to report are read this way; anything else (an attribute, a prefix, an entity other
+# than &amp;, a comment, CDATA, an extension, a value with a problem) ends the run, and lxml reads it.
+# `SitemapParser._feed_eliding` does this; the property tests compare it with the lxml path.
+
+_XWS = r"[ \t\r\n]*+"
+_URL_CHAR = r"[A-Za-z0-9\-._~!$'()*+,;=:@/?]"  # what `_PLAIN_URL` allows in a path, but `&`
+_PLAIN_LOC = "".join(  # `_PLAIN_URL` with & written &amp;, and %XX escapes (which `check_uri` accepts)
+    [r"https?://", _PLAIN_HOST, r"(?>/", _URL_CHAR, r"*+(?:(?>&amp;|%[0-9A-Fa-f]{2})", _URL_CHAR, r"*+)*+|)"]
+)
+_PLAIN_BLOCK: Final = re.compile(
+    # Possessive quantifiers and atomic groups, (?>X|) rather than (?:X)?: each part can match in one
+    # way only, so this matches what the plain version would, but fails without backtracking.
+    "".join(
+        [
+            r"<url>" + _XWS,
+            r"<loc>(" + _PLAIN_LOC + r")</loc>" + _XWS,
+            r"(?><lastmod>([0-9]{4}-[0-9]{2}-[0-9]{2}",
+            r"(?>T[0-9]{2}:[0-9]{2}:[0-9]{2}(?>\.[0-9]++|)(?>Z|[+-][0-9]{2}:[0-9]{2})|)",
+            r")</lastmod>" + _XWS + r"|)",
+            r"(?><changefreq>([a-z]++)</changefreq>" + _XWS + r"|)",
+            r"(?><priority>([0-9.]++)</priority>" + _XWS + r"|)",
+            r"((?:<image:image>" + _XWS + r"<image:loc>" + _PLAIN_LOC + r"</image:loc>" + _XWS,
+            r"</image:image>" + _XWS + r")*+)",
+            r"</url>()" + _XWS,
+        ]
+    )
+)
+"""A plain `<url>` and the whitespace after it, matched on the latin-1 decoding of the UTF-8 bytes (so that
+string offsets are byte offsets; every character it accepts is ASCII). Groups 1 to 4 are the texts of
+`<loc>` (valid for `_read_url_checked` once `&amp;` is decoded), `<lastmod>` (in the schema's form),
+`<changefreq>` and `<priority>`; group 5 holds the `<image:image>` elements, each with an `<image:loc>`
+only; group 6 marks the end of `</url>`."""
+_IMAGE_LOCS: Final = re.compile(r"<image:loc>([^<]*+)</image:loc>")
+_XML_WS: Final = re.compile(_XWS)
+_URL_END: Final = re.compile(
+    r"</[^\s<>]*url[ \t\r\n]*>"
+    r"|<[^\s<>/!?]*url(?:[ \t\r\n]+[^\s=<>/]+[ \t\r\n]*=[ \t\r\n]*(?:\"[^\"<]*\"|'[^'<]*'))*[ \t\r\n]*/>"
+)
+"""Every end of an element named `url` (with any prefix): its end tag, or an empty-element tag; and a few
+more (in comments, CDATA, text, or of other names ending in url). A feed that ends with one of these and
+holds no other ends between two children of the root if lxml reports a `<url>` child of it last."""
+_NOT_PLAIN: Final = object()
+_CHANGEFREQ_NAMES: Final[dict[str | None, object]] = {None: None, **{name: name for name in CHANGEFREQS}}
+"""A `<changefreq>` text read as `_read_url` would: the value, or _NOT_PLAIN (None: no such element)."""
+_PRIORITY_VALUES: Final[dict[str | None, object]] = dict(_PRIORITIES.items())
+_PRIORITY_VALUES[None] = None
+_PEEK_MAX: Final = 8
+"""`</url>` followed by an element that is not plain, in a row, before the parser looks only once a piece."""
+_BLANK: Final = bytes(b if b in (0x0A, 0x0D) else 0x20 for b in range(256))
+"""Maps every byte to a space except line breaks: the body of the comment that replaces plain elements."""
+_REGION_MAX: Final = 1024 * 1024
+"""Most bytes of plain elements one comment replaces (libxml2 refuses comments over 10 MB)."""
+_CARRY_MAX: Final = 256
+"""Longest unfinished tag at the end of a piece kept to find a `</url>` cut by the piece boundary."""
+
+
+def _with_comments(data: bytes, start: int, end: int, regions: list[tuple[int, int, int]]) -> bytes:
+    """`data[start:end]` with each region (a run of plain `<url>` elements from `r0` to `r1`, holding
+    `breaks` line breaks) replaced by a comment, which lxml reads as nothing. The comment has the same
+    line breaks, and its last line the same length, so lxml counts lines and columns after it as in the
+    document; its first line is shorter, which no position lxml reports can fall in."""
+    if not regions:
+        return data[start:end]
+    parts: list[bytes] = []
+    at = start
+    for r0, r1, breaks in regions:
+        parts.append(data[at:r0])
+        if breaks:
+            nl = data.rfind(b"\n", r0, r1)
+            parts.append(b"<!--" + b"\n" * breaks + data[nl + 1 : r1 - 3].translate(_BLANK) + b"-->")
+        else:
+            parts.append(b"<!--" + data[r0 + 4 : r1 - 3].translate(_BLANK) + b"-->")
+        at = r1
+    parts.append(data[at:end])
+    return b"".join(parts)
 
 
 def _char_bytes(data: bytes, pos: int, chars: int) -> int:
@@ -606,6 +736,11 @@ class SitemapParser:
     - `truncated`: the input ended early, hit `max_uncompressed`, or broke off with a fatal error;
     - `compressed`, `uncompressed_bytes`, `count` (entries returned), `namespace` (of the root element).
     """
+
+    _ELISION = True
+    """Read plain `<url>` elements without lxml (see `_PLAIN_BLOCK`); tests turn it off to compare."""
+    _FAST_READ = True
+    """Read common `<url>` elements from lxml in one pass (see `_read_url`); tests turn it off to compare."""
 
     def __init__(
         self,
@@ -669,6 +804,15 @@ class SitemapParser:
         self._core_ns: frozenset[str] = frozenset()
         self._tag_kinds: dict[str, int] = {}
         self._date_cache: dict[str, Lastmod] = {}
+        # plain <url> elements read without lxml (see _PLAIN_BLOCK)
+        self._elide = False  # the document may have them: a urlset with an unprefixed root start tag
+        self._synced = False  # the stream fed so far ends between two children of the root
+        self._end_carry = ""  # while not synced: the unfinished end tag at the end of the last piece
+        self._trusted = True  # whether the next lxml feed may prove the stream is between children
+        self._misses = 0  # see _feed_eliding
+        self._tail_entry = False  # the last element lxml reported was a <url> child of the root
+        self._elide_root: etree._Element | None = None  # the root, once its default namespace matched
+        self._elide_images = False  # in it, the prefix image is the image extension's
 
     # -- public API ------------------------------------------------------------------------------------
 
@@ -746,7 +890,16 @@ class SitemapParser:
                 self.compressed = True
                 self._inflater = GzipInflater()
         if self._inflater is None:
-            self._uncompressed(chunk, final)
+            # in slices of at most PIECE bytes, as inflated data comes: the parser's copies of a slice
+            # then stay in the CPU's cache (reading 256 KiB at once is about 10% slower)
+            if len(chunk) <= PIECE:
+                self._uncompressed(chunk, final)
+                return
+            last = (len(chunk) - 1) // PIECE * PIECE
+            for at in range(0, last + 1, PIECE):
+                self._uncompressed(chunk[at : at + PIECE], final and at == last)
+                if self._stopped:
+                    return
             return
         try:
             for piece in self._inflater.inflate(chunk):
@@ -914,6 +1067,7 @@ class SitemapParser:
         self._xml = self._new_lxml_parser(entries)
         if sniff.root_start is not None:
             self._set_namespace(sniff.namespace)
+            self._elide = self._ELISION and kind == "urlset" and not prefix and _URL_DRAFT is not None
         self._stage = _XML
 
     def _new_lxml_parser(self, entries: tuple[str, ...]) -> etree.XMLPullParser:
@@ -1028,7 +1182,10 @@ class SitemapParser:
         """
         while True:
             if self._stage == _XML:
-                resume = self._feed_lxml(data, base, first_line, line_start, final)
+                if self._elide:
+                    resume = self._feed_eliding(data, base, first_line, line_start, final)
+                else:
+                    resume = self._feed_lxml(data, base, first_line, line_start, final)
                 if resume is None:
                     return
                 data, base, first_line, line_start = resume
@@ -1041,14 +1198,251 @@ class SitemapParser:
             else:
                 return
 
-    def _feed_lxml(
+    def _feed_eliding(
         self, data: bytes, base: int, first_line: int, line_start: int, final: bool
+    ) -> tuple[bytes, int, int, int] | None:
+        """`_feed_lxml` for a urlset that reads runs of plain `<url>` elements itself (see `_PLAIN_BLOCK`).
+
+        Where the stream is not known to be between children of the root, lxml is fed up to the end of a
+        `</url>` (`_URL_END`) that a plain element follows; when that feed holds no other `</url>` and lxml
+        reports a `<url>` child of the root as its last element, the stream is between children there.
+        """
+        text = data.decode("latin-1")
+        n = len(text)
+        match = _PLAIN_BLOCK.match
+        skip_ws = _XML_WS.match
+        count = text.count
+        cache = self._date_cache
+        append = self._out.append
+        draft = cast("type[Any]", _URL_DRAFT)  # not None: see _start_xml
+        url_entry = UrlEntry
+        changefreqs = _CHANGEFREQ_NAMES
+        priorities = _PRIORITY_VALUES
+        source = self.source
+        seen = self._entries_seen  # kept in self._entries_seen while lxml reads
+        elided = 0  # entries read here, not yet in self.count
+        regions: list[tuple[int, int, int]] = []  # plain runs in data[start:pos] (see _with_comments)
+        # data[start:] is not fed to lxml yet; data[start] is in line start_line, which begins at start_begin
+        start = pos = 0
+        start_line, start_begin = first_line, line_start
+        line_pos, line = 0, first_line  # data[line_pos] is in line `line` (for the entries read here)
+        synced = self._synced
+        carry, self._end_carry = self._end_carry, ""
+        trusted = self._trusted  # False: the next feed may hold a </url> that went unseen
+        ends = 0  # </url> in data[start:pos] while not synced
+        misses = self._misses  # </url> not followed by a plain <url>: after _PEEK_MAX, one try a piece
+        m: re.Match[str] | None = None
+        while pos < n:
+            if synced:
+                if m is None:
+                    pos = skip_ws(text, pos).end()  # type: ignore[union-attr]  # it always matches
+                    m = match(text, pos)
+                    if m is None:
+                        if pos < n:
+                            synced = False
+                        continue
+                run_start = pos
+                line += count("\n", line_pos, pos)
+                line_pos = pos
+                run_line = line
+                last: re.Match[str] | None = None
+                while m is not None:
+                    loc, lastmod_text, changefreq_text, priority_text, images_text = m.group(1, 2, 3, 4, 5)
+                    if "&" in loc:
+                        loc = loc.replace("&amp;", "&")
+                    if len(loc) >= MAX_URL_LENGTH:
+                        break
+                    changefreq = changefreqs.get(changefreq_text, _NOT_PLAIN)
+                    priority = priorities.get(priority_text, _NOT_PLAIN)
+                    if changefreq is _NOT_PLAIN or priority is _NOT_PLAIN:
+                        break
+                    if lastmod_text is None:
+                        lastmod = None
+                    else:
+                        lastmod = cache.get(lastmod_text)
+                        if lastmod is None:
+                            lastmod = self._store_date(lastmod_text)
+                            if lastmod is None:
+                                break
+                    if images_text:
+                        images = self._plain_images(images_text)
+                        if images is None:
+                            break
+                    else:
+                        images = ()
+                    line += count("\n", line_pos, pos)
+                    line_pos = pos
+                    seen += 1
+                    if seen > MAX_URLS:
+                        self._entries_seen = seen
+                        self._count_limit(line)
+                    # _new_url_entry, inline
+                    entry = draft()
+                    entry.loc = loc
+                    entry.lastmod = lastmod
+                    entry.changefreq = changefreq
+                    entry.priority = priority
+                    entry.images = images
+                    entry.videos = ()
+                    entry.news = None
+                    entry.alternates = ()
+                    entry.sitemap = source
+                    entry.line = line
+                    entry.__class__ = url_entry
+                    append(entry)
+                    elided += 1
+                    last = m
+                    pos = m.end()
+                    if pos - run_start > _REGION_MAX:
+                        run_end = m.start(6)
+                        line += count("\n", line_pos, run_end)
+                        line_pos = run_end
+                        regions.append((run_start, run_end, line - run_line))
+                        line += count("\n", line_pos, pos)
+                        line_pos = pos
+                        run_start = pos
+                        run_line = line
+                        last = None
+                    m = match(text, pos)
+                if last is not None:
+                    run_end = last.start(6)
+                    line += count("\n", line_pos, run_end)
+                    line_pos = run_end
+                    regions.append((run_start, run_end, line - run_line))
+                if m is not None or pos < n:
+                    synced = False
+                m = None
+                continue
+            # Not known to be between children: look for the next </url> that a plain element follows.
+            if carry:
+                scanned = carry + text
+                found = _URL_END.search(scanned)
+                end = found.end() - len(carry) if found is not None else -1
+                carry = ""
+            else:
+                scanned = text
+                found = _URL_END.search(text, pos)
+                end = found.end() if found is not None else -1
+            if end >= 0:
+                ends += 1
+                pos = end
+            if end < 0 or misses >= _PEEK_MAX:
+                # feed the rest; keep an unfinished tag at its end to find a </url> cut in two
+                k = scanned.rfind("<")
+                if k >= 0 and scanned.find(">", k) < 0:
+                    carry = scanned[k:]
+                    if len(carry) > _CARRY_MAX:  # an end tag this long could go unseen
+                        carry = ""
+                        trusted = False
+                break
+            after = skip_ws(text, end).end()  # type: ignore[union-attr]  # it always matches
+            if after < n:
+                m = match(text, after)
+                if m is None:
+                    misses += 1
+                    continue
+            self._entries_seen = seen
+            self.count += elided
+            elided = 0
+            resume = self._feed_lxml(
+                data[start:end],
+                base + start,
+                start_line,
+                start_begin,
+                False,
+                _with_comments(data, start, end, regions),
+            )
+            regions = []
+            if resume is not None:
+                kept, kept_base, kept_line, kept_line_start = resume
+                return kept + data[end:], kept_base, kept_line, kept_line_start
+            if self._stage != _XML:
+                return None
+            seen = self._entries_seen
+            synced = ends == 1 and trusted and self._tail_entry and self._root_matches()
+            trusted = True
+            ends = 0
+            line += count("\n", line_pos, end)
+            line_pos = end
+            nl = text.rfind("\n", start, end)
+            if nl >= 0:
+                start_begin = base + nl + 1
+            start_line = line
+            start = end
+            if synced:
+                misses = 0
+                pos = after
+            else:
+                m = None
+        self._entries_seen = seen
+        self.count += elided
+        if start < n or final:
+            resume = self._feed_lxml(
+                data[start:],
+                base + start,
+                start_line,
+                start_begin,
+                final,
+                _with_comments(data, start, n, regions),
+            )
+            if resume is not None or self._stage != _XML:
+                return resume
+        self._synced = synced
+        self._end_carry = "" if synced else carry
+        self._trusted = trusted
+        self._misses = min(misses, _PEEK_MAX - 1)
+        history = self._history
+        if synced and len(history) > 1:  # lxml has read all but trailing whitespace: no error lies before
+            del history[:-1]
+            self._history_bytes = len(history[0][0])
+        return None
+
+    def _root_matches(self) -> bool:
+        """The root's default namespace is the one its start tag was read with (what plain elements get).
+        Notes whether its prefix `image` is the image extension's (for plain `<image:image>` elements)."""
+        root = self._root
+        if root is None:
+            return False
+        if root is not self._elide_root:
+            nsmap = root.nsmap
+            if nsmap.get(None) != self.namespace:
+                return False
+            self._elide_root = root
+            self._elide_images = nsmap.get("image") == NS_IMAGE
+        return True
+
+    def _plain_images(self, section: str) -> tuple[Image, ...] | None:
+        """The images of a run of plain `<image:image>` elements (see `_PLAIN_BLOCK`), or None when the lxml
+        path would report something about them."""
+        if not self._elide_images:
+            return None
+        locs = _IMAGE_LOCS.findall(section)
+        if len(locs) > MAX_IMAGES_PER_URL:
+            return None
+        images: list[Image] = []
+        for loc in locs:
+            if "&" in loc:
+                loc = loc.replace("&amp;", "&")
+            if len(loc) >= MAX_URL_LENGTH:
+                return None
+            images.append(_new_image(loc))
+        return tuple(images)
+
+    def _feed_lxml(
+        self,
+        data: bytes,
+        base: int,
+        first_line: int,
+        line_start: int,
+        final: bool,
+        fed: bytes | None = None,
     ) -> tuple[bytes, int, int, int] | None:
         """Feed `data`; on a fatal error return where to seek the next entry from (see `_lxml_failed`).
 
         The bytes fed are kept in `_history` from the last feed that completed an element on: libxml2
         holds back an unfinished construct, so an error it finds may lie in bytes fed earlier, and the
-        seek must start there whatever the chunk boundaries were.
+        seek must start there whatever the chunk boundaries were. `fed`, when given, is what lxml reads
+        instead of `data`: the same bytes with plain elements replaced by comments of the same layout.
         """
         xml = self._xml
         if xml is None:
@@ -1066,7 +1460,7 @@ class SitemapParser:
         at_close = False
         try:
             if data:
-                xml.feed(data)
+                xml.feed(data if fed is None else fed)
             if final:
                 at_close = True
                 root = xml.close()
@@ -1233,6 +1627,9 @@ class SitemapParser:
         self._column_chars = 0
         self._xml = self._new_lxml_parser(self._entry_names)
         self._root = None
+        self._synced = False
+        self._end_carry = ""
+        self._trusted = True
         self._stage = _XML
         # The new parser reads the root start tag, a line break, then the bytes from `at` on.
         self._line_offset = line - self._root_start.count(b"\n") - 2
@@ -1252,7 +1649,9 @@ class SitemapParser:
         last = self._last
         events = cast("Iterator[tuple[str, etree._Element]]", xml.read_events())
         el: etree._Element | None = None
+        tail = False
         for _, el in events:
+            tail = False
             tag = el.tag
             kind = kinds.get(tag)
             if kind is None:
@@ -1263,6 +1662,7 @@ class SitemapParser:
                     if not self._adopt_root(parent, el):
                         continue
                     root = self._root
+                tail = kind == _E_URL
                 entry: Entry | None = self._read_url(el) if kind == _E_URL else self._read_sitemap(el)
             elif kind == _E_ITEM:
                 entry = self._read_feed_item(el)
@@ -1285,6 +1685,7 @@ class SitemapParser:
                     prev = el.getprevious()
             last = el
         self._last = last
+        self._tail_entry = tail
         self.count += len(out) - before
         return el is not None
 
@@ -1360,7 +1761,7 @@ class SitemapParser:
                     self._unexpected_child(child)
 
     def _line(self, el: etree._Element) -> int | None:
-        line: int | None = el.sourceline  # type: ignore[assignment]
+        line = source_line(el)
         return line + self._line_offset if line is not None else None
 
     # -- entries ---------------------------------------------------------------------------------------
@@ -1421,7 +1822,9 @@ class SitemapParser:
         if _usable_url(loc):
             self._report(
                 "invalid-url",
-                f"{tag} is not in RFC 3986 form ({problem}); percent-encode it (it was read as written).",
+                f"{tag} is not in RFC 3986 form ({problem}); percent-encode it (it was read as written)."
+                if not problem or not problem.startswith(_AUTHORITY_PROBLEMS)
+                else f"{tag} has a bad host or port ({problem}); fix it (it was read as written).",
                 line,
                 url=loc,
             )
@@ -1439,6 +1842,10 @@ class SitemapParser:
         """A date or date-time exactly in the schema's form, remembered; else None (nothing reported)."""
         if _SCHEMA_DATE.fullmatch(text) is None:
             return None
+        return self._store_date(text)
+
+    def _store_date(self, text: str) -> Lastmod | None:
+        """`_schema_date` for a text known to be in the schema's form."""
         try:
             value: Lastmod = (
                 dt.datetime.fromisoformat(text) if len(text) > 10 else dt.date.fromisoformat(text)
@@ -1498,7 +1905,10 @@ class SitemapParser:
     def _read_url(self, el: etree._Element) -> UrlEntry | None:
         line: int | None = el.sourceline  # type: ignore[assignment]
         if line is not None:
-            line += self._line_offset
+            if line >= _LXML_LINE_LIMIT:
+                line = self._line(el)
+            else:
+                line += self._line_offset
         self._entries_seen += 1
         if self._entries_seen > MAX_URLS:
             self._count_limit(line)
@@ -1508,7 +1918,7 @@ class SitemapParser:
         children = list(el)
         n = len(children)
         tags = self._fast_tags
-        if n and n <= 4 and tags:
+        if n and n <= 4 and tags and self._FAST_READ:
             child = children[0]
             text = child.text
             if (
@@ -1636,6 +2046,8 @@ class SitemapParser:
         images, videos, news, alternates = self._extensions(extensions, loc, line)
         if loc is None:
             return None
+        if not videos and news is None and not alternates:
+            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, images)
         return UrlEntry(
             loc, lastmod, changefreq, priority, images, videos, news, alternates, self.source, line
         )
@@ -1747,6 +2159,8 @@ class SitemapParser:
             NS_NEWS: ("news", "publication", "name", "language", "publication_date", "title"),
             NS_XHTML: ("link",),
         }.get(ns, _CORE_NAMES)
+        import difflib  # only for this hint: not worth importing for every document
+
         close = difflib.get_close_matches(local, names, n=1)
         hint = f" (did you mean <{close[0]}>?)" if close else ""
         self._report(
@@ -1868,7 +2282,7 @@ class SitemapParser:
                     url=page,
                 )
             return None
-        return Image(loc, **values)
+        return Image(loc, **values) if values else _new_image(loc)
 
     def _video(self, el: etree._Element, page: str | None) -> Video:
         fields: dict[str, Any] = {}

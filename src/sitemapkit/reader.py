@@ -43,7 +43,7 @@ from sitemapkit.urls import normalize_url
 DEFAULT_MAX_DEPTH: Final = 5
 DEFAULT_CONCURRENCY: Final = 4
 DEFAULT_MAX_BYTES: Final = 100 * 1024 * 1024
-FILE_CHUNK: Final = 256 * 1024
+FILE_CHUNK: Final = 64 * 1024
 SITEMAP_KINDS: Final = frozenset({"urlset", "sitemapindex", "text", "rss", "atom"})
 _URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
 

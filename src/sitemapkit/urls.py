@@ -85,6 +85,7 @@ def normalize_url(text: str, base_url: str | None = None) -> str:
         and "%" not in s
         and "#" not in s
         and (port is None or int(port) <= 65535)
+        and ".." not in m.group(2)  # an empty host label: the slow path says why it is invalid
         and "/." not in s[m.end(2) :]  # no dot segments to remove
     ):
         if port is not None and int(port) == _DEFAULT_PORTS[m.group(1)]:
@@ -160,13 +161,26 @@ def _remove_dot_segments(path: str) -> str:
     return "/" + "/".join(out) + ("/" if trailing and out else "")
 
 
+_HOST_NAME = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?\.?")
+"""A host name as `check_uri` accepts it (what `normalize_url` would keep, in any case; a final dot)."""
+
+
 def check_uri(url: str) -> str | None:
-    """Say what is wrong with `url` as a `<loc>` value as written (no repair), or None if it is valid."""
+    """Say what is wrong with `url` as a `<loc>` value as written (no repair), or None if it is valid.
+
+    Valid: an absolute http(s) URL in RFC 3986 form, whose host is a name of letters, digits, `-`, `_`
+    and single dots, or an IPv6 literal in brackets, with a port (if any) from 0 to 65535."""
     if not url:
         return "empty URL"
     if url != url.strip():
         return "URL has surrounding whitespace"
-    if _FAST.fullmatch(url) is not None and _BAD_PERCENT.search(url) is None:
+    m = _FAST.fullmatch(url) if url.isascii() else None
+    if (
+        m is not None
+        and _BAD_PERCENT.search(url) is None
+        and ".." not in m.group(2)
+        and (m.group(3) is None or int(m.group(3)) <= 65535)
+    ):
         return None if len(url) < MAX_URL_LENGTH else "too long"
     try:
         parts = urlsplit(url)
@@ -183,6 +197,34 @@ def check_uri(url: str) -> str | None:
         return "characters not allowed raw in a URL: " + " ".join(repr(c) for c in bad)
     if _BAD_PERCENT.search(url):
         return "a '%' that does not start a %XX escape"
+    return _authority_problem(parts.netloc)
+
+
+def _authority_problem(netloc: str) -> str | None:
+    """What is wrong with the host and port of a URL (for `check_uri`), or None."""
+    hostport = netloc.rpartition("@")[2]
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            return "the IPv6 address has no closing ']'"
+        host, rest = hostport[1:end], hostport[end + 1 :]
+        import ipaddress  # only for IPv6 literals, which sitemaps hardly ever hold
+
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            return f"host [{host}] is not an IPv6 address"
+    else:
+        host, colon, port = hostport.partition(":")
+        rest = colon + port
+        if not host:
+            return "no host"
+        if _HOST_NAME.fullmatch(host) is None or ".." in host:
+            return f"host {host!r} is not a valid name (letters, digits, '-', '_' and single dots)"
+    if rest:
+        port = rest[1:]
+        if rest[0] != ":" or (port and not (port.isascii() and port.isdigit() and int(port) <= 65535)):
+            return f"port {rest.lstrip(':')!r} is not a number from 0 to 65535"
     return None
 
 
