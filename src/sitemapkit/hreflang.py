@@ -87,7 +87,6 @@ class HreflangGroups:
         self._groups = 0
         self._rows: list[tuple[int, str, str | None, int | None, str, str, str, str | None, bool, bool]] = []
         self._decl: list[tuple[int, str, str]] = []
-        self.grouped = 0
 
     def add(self, entry: UrlEntry, xml: str, prefixes: set[str] | None, key: str) -> None:
         """Keep `entry` (normalised, deduplicated), rendered as `xml` with extension `prefixes` and
@@ -205,7 +204,6 @@ class HreflangGroups:
                     if len({a.href for a in group}) > 1:  # a group of one page has nothing to say
                         xml = xml[: -len("</url>\n")] + links + "</url>\n"
                         needs = (needs or set()) | {"xhtml"}
-                        self.grouped += 1
                     foreign = False
             if foreign:
                 self.log.add(
