@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import WORK, Result, print_table, run_python, serve_folder
+from common import WORK, Result, print_table, run_python, serve_folder, write_index_templates
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -56,16 +56,7 @@ def build_tree(folder: Path, children: int, urls: int) -> None:
         parts.append("</urlset>\n")
         (folder / name).write_bytes(gzip.compress("".join(parts).encode(), 6))
 
-    def index(listed: list[str]) -> str:
-        entries = "".join(
-            f"<sitemap><loc>{{base}}/{n}</loc><lastmod>2024-05-01</lastmod></sitemap>\n" for n in listed
-        )
-        return (
-            f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{NS}">\n{entries}</sitemapindex>\n'
-        )
-
-    (folder / "sitemap_index.xml.in").write_text(index(names))
-    (folder / "sitemap_quarter.xml.in").write_text(index(names[: max(1, children // 4)]))
+    write_index_templates(folder, names)
     marker.touch()
 
 

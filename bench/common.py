@@ -104,3 +104,19 @@ def serve_folder(folder: Path, prepare: Callable[[str], None]) -> tuple[subproce
             time.sleep(0.05)
     proc.kill()
     raise SystemExit("the local HTTP server did not start")
+
+
+def write_index_templates(folder: Path, names: list[str]) -> None:
+    """`sitemap_index.xml.in` listing every child in `names` and `sitemap_quarter.xml.in` listing the first
+    quarter, with `{base}` where the server's address goes (filled in by `serve_folder`'s `prepare`)."""
+
+    def index(listed: list[str]) -> str:
+        entries = "".join(
+            f"<sitemap><loc>{{base}}/{n}</loc><lastmod>2024-05-01</lastmod></sitemap>\n" for n in listed
+        )
+        ns = "http://www.sitemaps.org/schemas/sitemap/0.9"
+        header = f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{ns}">\n'
+        return f"{header}{entries}</sitemapindex>\n"
+
+    (folder / "sitemap_index.xml.in").write_text(index(names))
+    (folder / "sitemap_quarter.xml.in").write_text(index(names[: max(1, len(names) // 4)]))
