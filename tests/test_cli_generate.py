@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from sitemapkit.cli import main
@@ -181,3 +182,20 @@ def test_sigterm_mid_run_publishes_nothing_and_leaves_no_temporary_files(tmp_pat
     assert proc.returncode == 128 + signal.SIGTERM, err.decode()
     assert b"Traceback" not in err
     assert list(out.iterdir()) == []  # nothing published, no temporary file left behind
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [("--volatile", "!!x", "unsupported CSS selector '!!x'"), ("--volatile", "a:hover", "a:hover")],
+)
+def test_a_bad_volatile_selector_is_a_usage_error(
+    tmp_path: Path, option: str, value: str, message: str
+) -> None:
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<html><body>hi</body></html>")
+    out = str(tmp_path / "out")
+    args = ["generate", "--dir", str(tmp_path / "site"), "--base-url", BASE, "--out", out, option, value]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())

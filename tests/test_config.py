@@ -158,6 +158,14 @@ priority = 0.2
             r":8: source\[1\]\.path: standard input \('-'\) is read as a URL list, not csv",
         ),
         (MINIMAL + "\n[source.extra]\nx = 1\n", r":10: source\[1\]\.extra: unknown key"),
+        (
+            MINIMAL + '\n[[source]]\ntype = "folder"\npath = "."\nvolatile = ["!!x"]\n',
+            r":13: source\[2\]\.volatile: unsupported CSS selector '!!x'",
+        ),
+        (
+            MINIMAL + '\n[[source]]\ntype = "folder"\npath = "."\nvolatile_regex = ["(x"]\n',
+            r":13: source\[2\]\.volatile_regex: invalid regular expression '\(x'",
+        ),
         (MINIMAL + "strict = true\nstrict = false\n", r":10:\d+: invalid TOML"),
         (
             MINIMAL.replace("[[source]]\n", "").replace('type = "list"\npath = "urls.txt"\n', ""),

@@ -378,7 +378,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                     include=r.strings(source, (*key, "include")) or ("*.html", "*.htm"),
                     exclude=r.strings(source, (*key, "exclude")),
                     images=r.get(source, (*key, "images"), bool, False),
-                    volatile_selectors=r.strings(source, (*key, "volatile")),
+                    volatile_selectors=_selectors(r, source, (*key, "volatile")),
                     volatile_patterns=_regexes(r, source, (*key, "volatile_regex")),
                 )
             )
@@ -467,10 +467,17 @@ def _check_kind(r: _Reader, key: Key, kind: str, path: str) -> None:
 
 
 def _regexes(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:
+    from sitemapkit.sources.folder import compile_patterns
+
     values = r.strings(data, key)
-    for value in values:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise r.fail(key, f"invalid regular expression {value!r}: {exc}") from None
+    r.check(key, compile_patterns, values)
+    return values
+
+
+def _selectors(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:
+    from sitemapkit.sources.folder import css_to_xpath
+
+    values = r.strings(data, key)
+    for selector in values:
+        r.check(key, css_to_xpath, selector)
     return values

@@ -67,7 +67,7 @@ from urllib.parse import quote, unquote, urljoin
 from lxml import etree
 
 from sitemapkit.diagnostics import Diagnostic, DiagnosticHandler, Severity
-from sitemapkit.errors import InvalidUrlError
+from sitemapkit.errors import InvalidUrlError, UsageError
 from sitemapkit.model import Alternate, Image, UrlEntry
 from sitemapkit.urls import Scope, normalize_url
 
@@ -177,10 +177,21 @@ _PART = re.compile(
 )
 
 
+class UnsupportedSelectorError(UsageError, ValueError):
+    """A volatile selector outside the CSS subset `css_to_xpath` understands (a usage error)."""
+
+    def __init__(self, selector: str) -> None:
+        super().__init__(
+            f"unsupported CSS selector {selector!r} (supported: type, #id, .class, [attr], [attr=v] and the "
+            "~= ^= $= *= |= forms, the descendant and > combinators, and , lists)"
+        )
+
+
 def css_to_xpath(selector: str) -> str:
     """XPath for a CSS selector of the subset: type (`div`, `*`), `#id`, `.class`, `[attr]`, `[attr=v]`,
     `[attr~=v]`, `[attr^=v]`, `[attr$=v]`, `[attr*=v]`, compounds of these, the descendant (space) and child
-    (`>`) combinators, and `,` lists. Raises `ValueError` for anything else.
+    (`>`) combinators, and `,` lists. Raises `UnsupportedSelectorError` (a `UsageError` and a `ValueError`)
+    for anything else.
 
     >>> css_to_xpath("div.ad > span[data-x]")
     "descendant-or-self::div[contains(concat(' ', normalize-space(@class), ' '), ' ad ')]/span[@data-x]"
@@ -189,13 +200,13 @@ def css_to_xpath(selector: str) -> str:
     for group in selector.split(","):
         tokens = group.replace(">", " > ").split()
         if not tokens or tokens[0] == ">" or tokens[-1] == ">":
-            raise ValueError(f"unsupported CSS selector {selector!r}")
+            raise UnsupportedSelectorError(selector)
         path = "descendant-or-self::"
         axis = ""
         for token in tokens:
             if token == ">":
                 if axis == "/":
-                    raise ValueError(f"unsupported CSS selector {selector!r}")
+                    raise UnsupportedSelectorError(selector)
                 axis = "/"
                 continue
             path += axis + _simple_to_xpath(token, selector)
@@ -204,10 +215,23 @@ def css_to_xpath(selector: str) -> str:
     return " | ".join(alternatives)
 
 
+def compile_patterns(patterns: Iterable[str | re.Pattern[str]]) -> tuple[re.Pattern[str], ...]:
+    """The volatile regular expressions, compiled; `UsageError` names one that is invalid."""
+    compiled = []
+    for p in patterns:
+        if isinstance(p, str):
+            try:
+                p = re.compile(p)
+            except re.error as exc:
+                raise UsageError(f"invalid regular expression {p!r}: {exc}") from None
+        compiled.append(p)
+    return tuple(compiled)
+
+
 def _simple_to_xpath(token: str, selector: str) -> str:
     m = _SIMPLE.fullmatch(token)
     if m is None or (not m["tag"] and not m["rest"]):
-        raise ValueError(f"unsupported CSS selector {selector!r}")
+        raise UnsupportedSelectorError(selector)
     out = (m["tag"] or "*").lower()
     for part in _PART.finditer(m["rest"]):
         ident, cls, attr, op, value = part.groups()
@@ -231,7 +255,7 @@ def _simple_to_xpath(token: str, selector: str) -> str:
                 "|=": f"[{a}={s} or starts-with({a}, {_xpath_str(v + '-')})]",
             }[op]
     if "".join(p.group(0) for p in _PART.finditer(m["rest"])) != m["rest"]:
-        raise ValueError(f"unsupported CSS selector {selector!r}")
+        raise UnsupportedSelectorError(selector)
     return out
 
 
@@ -401,7 +425,7 @@ def content_hash(
     Raises `PageError` when the bytes are not an HTML page.
     """
     root, _ = parse_html(html_bytes)
-    patterns = tuple(re.compile(p) if isinstance(p, str) else p for p in volatile_patterns)
+    patterns = compile_patterns(volatile_patterns)
     return _hash_tree(root, tuple(volatile_selectors), patterns)
 
 
@@ -601,7 +625,8 @@ def scan_folder(
     transaction), and a later scan with the same options takes it from there, without opening the file,
     while the file's size, mtime, ctime and inode are unchanged: the same pages, skips and diagnostics.
 
-    Raises `InvalidUrlError` for a bad `base_url` and `ValueError` for an unsupported volatile selector.
+    Raises `InvalidUrlError` for a bad `base_url`, `UnsupportedSelectorError` for an unsupported volatile
+    selector and `UsageError` for an invalid volatile regular expression.
     """
     scope = Scope(base_url, tuple(allow_hosts))
     real_root = os.path.realpath(os.fspath(root))
@@ -609,7 +634,7 @@ def scan_folder(
     excludes = tuple(p.lower() for p in exclude)
     selectors = tuple(volatile_selectors)
     _volatile_xpath(selectors)  # fail early on a bad selector
-    patterns = tuple(re.compile(p) if isinstance(p, str) else p for p in volatile_patterns)
+    patterns = compile_patterns(volatile_patterns)
     fingerprint = _fingerprint(
         scope, tuple(allow_hosts), clean_urls, images, selectors, patterns, max_page_bytes
     )
