@@ -117,7 +117,7 @@ def make_site(n: int) -> Path:
 GENERATE = """
 import json, os, sys, time
 cpu = time.process_time()
-from sitemapkit.generator import FolderSource, generate
+from sitemapkit.generator.run import FolderSource, generate
 site = os.path.realpath({site!r}) + os.sep
 opened = [0]
 def audit(event, args):
@@ -148,7 +148,7 @@ for folder, dirs, files in os.walk({site!r}):
 """
 
 SCAN = """
-from sitemapkit.sources.folder import scan_folder
+from sitemapkit.generator.sources.folder import scan_folder
 errors = []
 result = 0
 for page in scan_folder({site!r}, {base!r}, images=True, report=errors.append):

@@ -31,7 +31,7 @@ def make_input(n: int) -> Path:
 def sitemapkit(src: Path, out: Path, gz: bool) -> str:
     return f"""
 import shutil
-from sitemapkit.generator import generate
+from sitemapkit.generator.run import generate
 shutil.rmtree({str(out)!r}, ignore_errors=True)
 r = generate([{str(src)!r}], {str(out)!r}, "https://www.example.com/", gzip={gz})
 result = r.urls
@@ -141,7 +141,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     # the floor needs the uncompressed output on disk first
-    from sitemapkit.generator import generate as _generate
+    from sitemapkit.generator.run import generate as _generate
 
     _args = sys.argv[1:]
     _n = int(_args[_args.index("--urls") + 1]) if "--urls" in _args else 1_000_000

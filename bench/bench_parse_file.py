@@ -51,7 +51,7 @@ def generate(path: Path) -> None:
 
 
 OURS = """
-from sitemapkit.parser import parse_file
+from sitemapkit.reader.parser import parse_file
 result = sum(1 for _ in parse_file({path!r}))
 """
 

@@ -72,13 +72,13 @@ def serve(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 SITEMAPKIT = """
-from sitemapkit.reader import read
+from sitemapkit.reader.walk import read
 result = sum(1 for _ in read({index!r}))
 """
 
 PARSER_ONLY = """
 import httpx
-from sitemapkit.parser import parse_bytes
+from sitemapkit.reader.parser import parse_bytes
 result = 0
 with httpx.Client() as client:
     children = [e.loc for e in parse_bytes(client.get({index!r}).content)]

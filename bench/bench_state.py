@@ -1,4 +1,4 @@
-"""Benchmark: the state store (`sitemapkit.state`) on 1,000,000 URLs, beside a plain SQLite INSERT.
+"""Benchmark: the state store (`sitemapkit.generator.state`) on 1,000,000 URLs, beside a plain SQLite INSERT.
 
     python bench/bench_state.py [--urls 1000000]
 
@@ -52,7 +52,7 @@ result = N
 
 STORE = """
 import datetime as dt
-from sitemapkit.state import StateStore
+from sitemapkit.generator.state import StateStore
 N = {n}
 day = {day}
 change_every = {change_every}

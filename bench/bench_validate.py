@@ -124,14 +124,14 @@ def serve(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 VALIDATE = """
-from sitemapkit.validation import validate
+from sitemapkit.validator.run import validate
 report = validate({source!r}, url={url!r})
 assert report.urls == {expected}, (report.urls, report.summary())
 result = report.urls
 """
 
 PARSE_FILE = """
-from sitemapkit.parser import parse_file
+from sitemapkit.reader.parser import parse_file
 result = sum(1 for _ in parse_file({path!r}))
 """
 
@@ -150,7 +150,7 @@ result = sum(1 for _ in doc.getroot())
 
 PARSER_TREE = """
 import httpx
-from sitemapkit.parser import SitemapParser
+from sitemapkit.reader.parser import SitemapParser
 result = 0
 def entries(client, url):
     parser = SitemapParser(url)

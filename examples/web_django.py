@@ -29,7 +29,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import re_path
 
 from sitemapkit import UrlEntry
-from sitemapkit.web import CountSliceSource, SitemapServer
+from sitemapkit.publisher.web import CountSliceSource, SitemapServer
 
 BASE_URL = "http://127.0.0.1:8000"  # in production: your public origin, e.g. "https://www.example.com"
 urlpatterns: list[Any] = []

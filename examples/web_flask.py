@@ -24,7 +24,7 @@ from typing import Any
 from flask import Flask
 
 from sitemapkit import UrlEntry, parse_w3c
-from sitemapkit.web import FunctionSource, wsgi_app
+from sitemapkit.publisher.web import FunctionSource, wsgi_app
 
 BASE_URL = "http://127.0.0.1:8000"  # in production: your public origin, e.g. "https://www.example.com"
 

@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from sitemapkit import Alternate, UrlEntry, parse_w3c
-from sitemapkit.web import KeysetSource, asgi_app
+from sitemapkit.publisher.web import KeysetSource, asgi_app
 
 BASE_URL = "http://127.0.0.1:8000"  # in production: your public origin, e.g. "https://www.example.com"
 

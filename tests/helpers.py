@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from sitemapkit.constants import NS_SITEMAP
+from sitemapkit.core.constants import NS_SITEMAP
 
 NS = {"sm": NS_SITEMAP}
 

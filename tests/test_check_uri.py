@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemapkit.errors import InvalidUrlError
-from sitemapkit.parser import _PLAIN_URL
-from sitemapkit.urls import check_uri, normalize_url
+from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.urls import check_uri, normalize_url
+from sitemapkit.reader.parser import _PLAIN_URL
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitemapkit.cli import main
-from sitemapkit.state import StateStore
+from sitemapkit.generator.state import StateStore
 
 U = "https://example.com/"
 

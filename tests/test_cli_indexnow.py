@@ -11,8 +11,8 @@ from click.testing import CliRunner, Result
 
 import sitemapkit
 from sitemapkit.cli import main
-from sitemapkit.indexnow import MARKER
-from sitemapkit.state import StateStore
+from sitemapkit.generator.state import StateStore
+from sitemapkit.publisher.indexnow import MARKER
 from tests.localserver import Answer, LocalServer, sequence
 from tests.test_indexnow import head, raw_server
 

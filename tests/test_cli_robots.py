@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sitemapkit.cli import main
-from sitemapkit.robots import BEGIN_MARKER, END_MARKER
+from sitemapkit.generator.robots import BEGIN_MARKER, END_MARKER
 from tests.test_robots import feeding
 
 S = "https://example.com/sitemap.xml"

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from sitemapkit import parse_file, validate
 from sitemapkit.cli import main
-from sitemapkit.config import ConfigError, build, load_config
-from sitemapkit.model import UrlEntry
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.generator.config import ConfigError, build, load_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BASE = "https://example.com/"

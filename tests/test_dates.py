@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemapkit.dates import format_w3c, is_naive, parse_w3c, schema_accepts, sort_key
-from sitemapkit.errors import InvalidDateError
+from sitemapkit.core.dates import format_w3c, is_naive, parse_w3c, schema_accepts, sort_key
+from sitemapkit.core.errors import InvalidDateError
 
 UTC = dt.UTC
 

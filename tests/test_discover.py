@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.discover import (
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.reader.discover import (
     WELL_KNOWN_PATHS,
     Discovery,
     classify,
@@ -18,8 +19,7 @@ from sitemapkit.discover import (
     robots_url,
     sitemaps_in_robots,
 )
-from sitemapkit.errors import InputError, UsageError
-from sitemapkit.fetch import Fetcher, FetchOptions
+from sitemapkit.reader.fetch import Fetcher, FetchOptions
 from tests.localserver import LocalServer
 
 URLSET = '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemapkit.errors import InputError
-from sitemapkit.export import (
+from sitemapkit.core.errors import InputError
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.reader.export import (
     CSV_COLUMNS,
     entry_from_dict,
     entry_to_dict,
@@ -21,7 +22,6 @@ from sitemapkit.export import (
     write_csv,
     write_jsonl,
 )
-from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
 
 UTC = dt.UTC
 FULL = UrlEntry(

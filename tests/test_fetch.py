@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from sitemapkit.fetch import (
+from sitemapkit.reader.fetch import (
     ContentDecodingError,
     DownloadTooLargeError,
     Fetcher,

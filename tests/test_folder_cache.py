@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from sitemapkit.diagnostics import DiagnosticLog
-from sitemapkit.generator import FolderSource, generate
-from sitemapkit.sources.folder import FolderScan, _walk, scan_folder
-from sitemapkit.state import StateStore
+from sitemapkit.core.diagnostics import DiagnosticLog
+from sitemapkit.generator.run import FolderSource, generate
+from sitemapkit.generator.sources.folder import FolderScan, _walk, scan_folder
+from sitemapkit.generator.state import StateStore
 
 BASE = "https://example.com/"
 HOUR_AGO = time.time_ns() - 3600 * 10**9

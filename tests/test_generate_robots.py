@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from sitemapkit.cli import main
-from sitemapkit.config import build
+from sitemapkit.generator.config import build
 
 BASE = "https://example.com/"
 

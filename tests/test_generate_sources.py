@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.errors import PublishError, UsageError
-from sitemapkit.generator import FolderSource, LogSource, generate
-from sitemapkit.parser import parse_file
+from sitemapkit.core.errors import PublishError, UsageError
+from sitemapkit.generator.run import FolderSource, LogSource, generate
+from sitemapkit.reader.parser import parse_file
 from tests.helpers import published
 
 BASE = "https://example.com/"
@@ -90,7 +90,7 @@ def test_a_failed_publish_leaves_the_store_as_it_was(tmp_path: Path) -> None:
     (out / "sitemap-1.xml").write_text("a file sitemapkit did not write")  # makes the next publish fail
     with pytest.raises(PublishError):
         generate([], out, BASE, folder=FolderSource(site), state=state, max_urls=2)
-    from sitemapkit.state import StateStore
+    from sitemapkit.generator.state import StateStore
 
     with StateStore(state) as store:
         assert len(store.runs()) == 1 and BASE + "new.html" not in {c.url for c in store.diff().added}

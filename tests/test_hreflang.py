@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemapkit import parse_file, validate
-from sitemapkit.model import Alternate, UrlEntry
-from sitemapkit.writer import SitemapWriter
+from sitemapkit.core.model import Alternate, UrlEntry
+from sitemapkit.generator.writer import SitemapWriter
 
 BASE = "https://example.com/"
 

@@ -22,9 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sitemapkit
-from sitemapkit.errors import InputError, PublishError, UsageError
-from sitemapkit.fetch import FetchOptions
-from sitemapkit.indexnow import (
+from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.generator.state import StateStore
+from sitemapkit.publisher.indexnow import (
     DEFAULT_ENDPOINT,
     KEY_PATTERN,
     MARKER,
@@ -42,8 +43,7 @@ from sitemapkit.indexnow import (
     verify_key,
     write_key_file,
 )
-from sitemapkit.model import UrlEntry
-from sitemapkit.state import StateStore
+from sitemapkit.reader.fetch import FetchOptions
 from tests.localserver import Answer, LocalServer, sequence
 
 KEY = "3f1c2a9be0d84b7c9a5e6d1f2b3c4a5d"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import pickle
 
-from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
+from sitemapkit.core.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 
 
 def test_every_entry_type_survives_pickling_whole() -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.diagnostics import CODES, Diagnostic, Severity
-from sitemapkit.errors import UsageError
-from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry
-from sitemapkit.parser import (
+from sitemapkit.core.diagnostics import CODES, Diagnostic, Severity
+from sitemapkit.core.errors import UsageError
+from sitemapkit.core.model import Alternate, Image, IndexEntry, News, UrlEntry
+from sitemapkit.reader.parser import (
     LANGUAGE_CODES,
     REGION_CODES,
     SitemapParser,
@@ -885,7 +885,7 @@ def test_nul_byte_stops_the_xml_where_it_is() -> None:
 
 
 def test_fast_url_entry_is_a_plain_url_entry() -> None:
-    from sitemapkit.parser import _new_url_entry
+    from sitemapkit.reader.parser import _new_url_entry
 
     day = dt.date(2024, 5, 1)
     fast = _new_url_entry("https://example.com/", day, "daily", 0.5, "s.xml", 7)
@@ -897,7 +897,7 @@ def test_fast_url_entry_is_a_plain_url_entry() -> None:
 
 
 def test_root_and_doctype_problems_point_at_their_own_line() -> None:
-    from sitemapkit.parser import parse_bytes
+    from sitemapkit.reader.parser import parse_bytes
 
     for data, code in [
         (
@@ -915,7 +915,7 @@ def test_root_and_doctype_problems_point_at_their_own_line() -> None:
 
 @pytest.mark.parametrize("encoding", ["rot13", "base64", "hex", "zlib", "idna", "utf-16", "bogus"])
 def test_an_unusable_declared_encoding_is_reported_and_the_file_read_as_utf8(encoding: str) -> None:
-    from sitemapkit.parser import parse_bytes
+    from sitemapkit.reader.parser import parse_bytes
 
     data = (
         f'<?xml version="1.0" encoding="{encoding}"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
@@ -930,7 +930,7 @@ def test_an_unusable_declared_encoding_is_reported_and_the_file_read_as_utf8(enc
 def test_highly_compressed_input_comes_out_in_bounded_batches() -> None:
     import gzip
 
-    from sitemapkit.parser import SitemapParser
+    from sitemapkit.reader.parser import SitemapParser
 
     body = b"<url><loc>https://e.com/x</loc></url>" * 300_000
     data = gzip.compress(
@@ -944,7 +944,7 @@ def test_highly_compressed_input_comes_out_in_bounded_batches() -> None:
 
 
 def test_a_doctype_internal_subset_is_refused_even_when_it_hides_its_entities() -> None:
-    from sitemapkit.parser import parse_bytes
+    from sitemapkit.reader.parser import parse_bytes
 
     entities = "".join(f'<!ENTITY l{i} "&l{i - 1};&l{i - 1};">' for i in range(1, 10))
     data = (

@@ -9,11 +9,11 @@ from xml.sax.saxutils import escape, quoteattr
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sitemapkit.constants import CHANGEFREQS
-from sitemapkit.dates import format_w3c
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.model import Alternate, Image, IndexEntry, UrlEntry
-from sitemapkit.parser import SitemapParser
+from sitemapkit.core.constants import CHANGEFREQS
+from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.model import Alternate, Image, IndexEntry, UrlEntry
+from sitemapkit.reader.parser import SitemapParser
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"

@@ -1,4 +1,4 @@
-"""`sitemapkit.reader.read` end to end over a real local HTTP server: formats, tolerance, encodings, caps."""
+"""`sitemapkit.read` end to end over a real local HTTP server: formats, tolerance, encodings, caps."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.errors import UsageError
-from sitemapkit.fetch import FetchOptions
-from sitemapkit.model import UrlEntry
-from sitemapkit.reader import Reader, aread, read
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import UsageError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.reader.walk import Reader, aread, read
 from tests.localserver import LocalServer
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

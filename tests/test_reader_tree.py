@@ -9,9 +9,9 @@ import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from sitemapkit.fetch import FetchOptions
-from sitemapkit.model import UrlEntry
-from sitemapkit.reader import Reader, aread, read
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.reader.walk import Reader, aread, read
 from tests.localserver import Handler, LocalServer, sequence
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

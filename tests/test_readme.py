@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.writer import SitemapWriter
+from sitemapkit.generator.writer import SitemapWriter
 from tests.localserver import LocalServer
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -41,7 +41,7 @@ def test_readme_python_example_runs(
 
 
 def test_every_diagnostic_code_is_documented_with_an_example() -> None:
-    from sitemapkit.diagnostics import CODES
+    from sitemapkit.core.diagnostics import CODES
 
     text = README.read_text("utf-8")
     table = text[text.index("## Diagnostics") : text.index("## Performance")]

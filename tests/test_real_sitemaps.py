@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.model import IndexEntry, UrlEntry
-from sitemapkit.parser import SitemapParser
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.model import IndexEntry, UrlEntry
+from sitemapkit.reader.parser import SitemapParser
 
 
 @dataclass

@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from protego import Protego
 
-from sitemapkit.constants import MAX_ROBOTS_BYTES
-from sitemapkit.diagnostics import CODES, Diagnostic, Severity
-from sitemapkit.errors import InputError, PublishError, UsageError
-from sitemapkit.robots import (
+from sitemapkit.core.constants import MAX_ROBOTS_BYTES
+from sitemapkit.core.diagnostics import CODES, Diagnostic, Severity
+from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.core.urls import normalize_url
+from sitemapkit.generator.robots import (
     BEGIN_MARKER,
     END_MARKER,
     _write_atomically,
@@ -31,7 +32,6 @@ from sitemapkit.robots import (
     update_robots,
     update_robots_text,
 )
-from sitemapkit.urls import normalize_url
 
 BOM = b"\xef\xbb\xbf"
 BEGIN = BEGIN_MARKER.encode()

@@ -10,12 +10,12 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.errors import InvalidUrlError
-from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
-from sitemapkit.parser import parse_file
-from sitemapkit.urls import normalize_url
-from sitemapkit.writer import SitemapWriter
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.core.urls import normalize_url
+from sitemapkit.generator.writer import SitemapWriter
+from sitemapkit.reader.parser import parse_file
 
 BASE = "https://example.com/"
 

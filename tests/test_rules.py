@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from sitemapkit.errors import UsageError
-from sitemapkit.model import UrlEntry
-from sitemapkit.rules import Default, UrlRules, compile_pattern
+from sitemapkit.core.errors import UsageError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.generator.rules import Default, UrlRules, compile_pattern
 
 U = "https://example.com"
 

@@ -14,10 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from sitemapkit.diagnostics import Diagnostic, DiagnosticLog
-from sitemapkit.errors import InvalidUrlError
-from sitemapkit.model import Alternate, Image
-from sitemapkit.sources.folder import (
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
+from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.model import Alternate, Image
+from sitemapkit.core.urls import normalize_url
+from sitemapkit.generator.sources.folder import (
     DEFAULT_VOLATILE_SELECTORS,
     FolderPage,
     PageError,
@@ -30,7 +31,6 @@ from sitemapkit.sources.folder import (
     parse_html,
     scan_folder,
 )
-from sitemapkit.urls import normalize_url
 
 BASE = "https://example.com/"
 

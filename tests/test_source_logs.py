@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemapkit.diagnostics import DiagnosticLog
-from sitemapkit.errors import InputError
-from sitemapkit.sources.logs import (
+from sitemapkit.core.diagnostics import DiagnosticLog
+from sitemapkit.core.errors import InputError
+from sitemapkit.generator.sources.logs import (
     LogSummary,
     parse_log_line,
     parse_log_time,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.errors import InputError
-from sitemapkit.model import UrlEntry
-from sitemapkit.sources import read_source
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InputError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.generator.sources import read_source
 
 
 def read(path: Path) -> tuple[list[UrlEntry], list[Diagnostic]]:
@@ -158,11 +158,11 @@ def test_jsonl_with_extensions_in_the_shape_parse_prints(tmp_path: Path) -> None
 
 
 def test_parse_output_feeds_generate(tmp_path: Path) -> None:
-    from sitemapkit.export import write_jsonl
-    from sitemapkit.generator import generate
-    from sitemapkit.model import Alternate, Image
-    from sitemapkit.parser import parse_file
-    from sitemapkit.writer import SitemapWriter
+    from sitemapkit.core.model import Alternate, Image
+    from sitemapkit.generator.run import generate
+    from sitemapkit.generator.writer import SitemapWriter
+    from sitemapkit.reader.export import write_jsonl
+    from sitemapkit.reader.parser import parse_file
 
     base = "https://example.com/"
     with SitemapWriter(tmp_path / "one", base) as w:

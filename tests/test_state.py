@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemapkit import state
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.errors import InputError, UsageError
-from sitemapkit.state import SCHEMA_VERSION, StateStore, git_last_commit_times
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.generator import state
+from sitemapkit.generator.state import SCHEMA_VERSION, StateStore, git_last_commit_times
 
 T1 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 T2 = dt.datetime(2024, 2, 1, tzinfo=dt.UTC)
@@ -246,7 +246,7 @@ def test_publish_sees_the_finalized_but_uncommitted_run(tmp_path: Path) -> None:
 CRASHER = textwrap.dedent(
     """
     import datetime as dt, sys, time
-    from sitemapkit.state import StateStore
+    from sitemapkit.generator.state import StateStore
     store = StateStore(sys.argv[1])
     run = store.run(now=dt.datetime(2024, 5, 1, tzinfo=dt.UTC), batch_size=500)
     run.begin()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.writer import SitemapWriter
+from sitemapkit.generator.writer import SitemapWriter
 from tests.localserver import LocalServer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

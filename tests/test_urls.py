@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemapkit.errors import InvalidUrlError
-from sitemapkit.urls import Scope, check_uri, folder_of, normalize_url
+from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.urls import Scope, check_uri, folder_of, normalize_url
 
 
 @pytest.mark.parametrize(

@@ -15,15 +15,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemapkit.checks import UNIFORM_MIN
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.errors import InputError, UsageError
-from sitemapkit.fetch import FetchOptions
-from sitemapkit.generator import generate
-from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
-from sitemapkit.urls import normalize_url
-from sitemapkit.validation import ValidationReport, avalidate, validate
-from sitemapkit.writer import SitemapWriter
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.core.urls import normalize_url
+from sitemapkit.generator.run import generate
+from sitemapkit.generator.writer import SitemapWriter
+from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.validator.checks import UNIFORM_MIN
+from sitemapkit.validator.report import ValidationReport
+from sitemapkit.validator.run import avalidate, validate
 from tests.localserver import LocalServer
 from tests.test_validate_codes import NO_RETRY, NOW, NS, PUBLIC, index, news, urlset
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.constants import MAX_BYTES, MAX_URLS
-from sitemapkit.diagnostics import CODES, Severity
-from sitemapkit.fetch import FetchOptions
-from sitemapkit.validation import ValidationReport, validate
+from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
+from sitemapkit.core.diagnostics import CODES, Severity
+from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.validator.report import ValidationReport
+from sitemapkit.validator.run import validate
 from tests.localserver import LocalServer
 
 NOW = dt.datetime(2024, 6, 15, 12, 0, tzinfo=dt.UTC)

@@ -1,5 +1,5 @@
-"""sitemapkit.web under real servers: uvicorn for the ASGI app, werkzeug's threaded server for the WSGI app,
-both on 127.0.0.1, fetched with httpx and read back with sitemapkit's own reader and validator."""
+"""sitemapkit.publisher.web under real servers: uvicorn for the ASGI app, werkzeug's threaded server for the
+WSGI app, both on 127.0.0.1, fetched with httpx and read back with sitemapkit's own reader and validator."""
 
 from __future__ import annotations
 
@@ -23,8 +23,15 @@ import pytest
 
 import sitemapkit
 from sitemapkit import Image, UrlEntry, normalize_url
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.web import FunctionSource, KeysetSource, SequenceSource, SitemapServer, asgi_app, wsgi_app
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.publisher.web import (
+    FunctionSource,
+    KeysetSource,
+    SequenceSource,
+    SitemapServer,
+    asgi_app,
+    wsgi_app,
+)
 
 START = dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.UTC)
 

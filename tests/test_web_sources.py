@@ -1,4 +1,4 @@
-"""sitemapkit.web in process: source adapters, header parsing, paging, and the same bytes as the writer."""
+"""sitemapkit.publisher.web in process: source adapters, header parsing, paging, the writer's bytes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemapkit import Image, SitemapWriter, UrlEntry
-from sitemapkit.web import (
+from sitemapkit.publisher.web import (
     CountSliceSource,
     FunctionSource,
     IterableSource,
@@ -25,8 +25,8 @@ from sitemapkit.web import (
     as_source,
     wsgi_app,
 )
-from sitemapkit.web.headers import accepted_codings, etag_matches, parse_http_date, wants_gzip
-from sitemapkit.web.sources import newest_of
+from sitemapkit.publisher.web.headers import accepted_codings, etag_matches, parse_http_date, wants_gzip
+from sitemapkit.publisher.web.sources import newest_of
 
 # -- as_source ------------------------------------------------------------------------------------------
 

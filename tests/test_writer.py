@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from sitemapkit.errors import PublishError, StrictModeError, UsageError
-from sitemapkit.model import Alternate, Image, News, UrlEntry, Video
-from sitemapkit.serialize import render_url, xml_footer, xml_header
-from sitemapkit.writer import SitemapWriter, manifest_name
+from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.generator.serialize import render_url, xml_footer, xml_header
+from sitemapkit.generator.writer import SitemapWriter, manifest_name
 from tests.helpers import locs, published, raw_bytes
 from tests.schema_oracle import schema_errors
 
@@ -359,7 +359,7 @@ def test_nothing_to_publish_is_an_error(tmp_path: Path) -> None:
 
 
 def test_index_lastmod_from_a_url_list_takes_the_newest_instant(tmp_path: Path) -> None:
-    from sitemapkit.generator import generate
+    from sitemapkit.generator.run import generate
 
     src = tmp_path / "urls.txt"
     src.write_text(
@@ -438,7 +438,7 @@ def test_extension_data_a_validator_would_reject_is_left_out_and_reported(tmp_pa
 
 
 def test_equal_instants_keep_the_first_lastmod_on_both_paths(tmp_path: Path) -> None:
-    from sitemapkit.generator import generate
+    from sitemapkit.generator.run import generate
 
     src = tmp_path / "urls.txt"
     src.write_text(f"{BASE}z\n{BASE}a\t2024-01-01T00:00:00+00:00\n{BASE}b\t2024-01-01\n")
@@ -466,10 +466,10 @@ def test_a_run_interrupted_between_renames_is_repaired_by_the_next(
             raise KeyboardInterrupt
         real_replace(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("sitemapkit.writer.os.replace", flaky)
+    monkeypatch.setattr("sitemapkit.generator.writer.os.replace", flaky)
     with pytest.raises(KeyboardInterrupt):
         write(tmp_path, [f"{BASE}b{i}" for i in range(6)], max_urls=2)
-    monkeypatch.setattr("sitemapkit.writer.os.replace", real_replace)
+    monkeypatch.setattr("sitemapkit.generator.writer.os.replace", real_replace)
     assert calls["n"] == 1 and (tmp_path / "sitemap-3.xml").exists()
     w = write(tmp_path, [f"{BASE}c{i}" for i in range(6)], max_urls=2)  # no "not written by sitemapkit"
     assert w.result is not None and published(tmp_path) == [

@@ -8,10 +8,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.records import entry_from_text
-from sitemapkit.sources.lists import list_batches, read_records
-from sitemapkit.writer import SitemapWriter
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.generator.sources.lists import list_batches, read_records
+from sitemapkit.generator.sources.records import entry_from_text
+from sitemapkit.generator.writer import SitemapWriter
 
 BASE = "https://example.com/"
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sitemapkit.dates import format_w3c, parse_w3c
-from sitemapkit.diagnostics import CODES, Diagnostic, DiagnosticLog, Severity
-from sitemapkit.errors import (
+from sitemapkit.core.dates import format_w3c, parse_w3c
+from sitemapkit.core.diagnostics import CODES, Diagnostic, DiagnosticLog, Severity
+from sitemapkit.core.errors import (
     InputError,
     InvalidDateError,
     InvalidUrlError,
@@ -18,35 +18,36 @@ from sitemapkit.errors import (
     StrictModeError,
     UsageError,
 )
-from sitemapkit.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
-from sitemapkit.urls import Scope, normalize_url
+from sitemapkit.core.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
+from sitemapkit.core.urls import Scope, normalize_url
 
 if TYPE_CHECKING:
-    from sitemapkit.generator import generate
-    from sitemapkit.parser import SitemapParser, parse_bytes, parse_file
-    from sitemapkit.reader import AsyncReader, Reader, SitemapNode, aread, read
-    from sitemapkit.validation import FileReport, ValidationReport, avalidate, validate
-    from sitemapkit.writer import PublishResult, SitemapFile, SitemapWriter
+    from sitemapkit.generator.run import generate
+    from sitemapkit.generator.writer import PublishResult, SitemapFile, SitemapWriter
+    from sitemapkit.reader.parser import SitemapParser, parse_bytes, parse_file
+    from sitemapkit.reader.walk import AsyncReader, Reader, SitemapNode, aread, read
+    from sitemapkit.validator.report import FileReport, ValidationReport
+    from sitemapkit.validator.run import avalidate, validate
 
 # The pure core is imported at once; each front end (writer, reader with httpx, parser with lxml,
 # validator) loads on first use, so `import sitemapkit` stays quick and a script pays only for what it uses.
 _LAZY = {
-    "generate": "sitemapkit.generator",
-    "PublishResult": "sitemapkit.writer",
-    "SitemapFile": "sitemapkit.writer",
-    "SitemapWriter": "sitemapkit.writer",
-    "FileReport": "sitemapkit.validation",
-    "ValidationReport": "sitemapkit.validation",
-    "avalidate": "sitemapkit.validation",
-    "validate": "sitemapkit.validation",
-    "AsyncReader": "sitemapkit.reader",
-    "Reader": "sitemapkit.reader",
-    "SitemapNode": "sitemapkit.reader",
-    "aread": "sitemapkit.reader",
-    "read": "sitemapkit.reader",
-    "SitemapParser": "sitemapkit.parser",
-    "parse_bytes": "sitemapkit.parser",
-    "parse_file": "sitemapkit.parser",
+    "generate": "sitemapkit.generator.run",
+    "PublishResult": "sitemapkit.generator.writer",
+    "SitemapFile": "sitemapkit.generator.writer",
+    "SitemapWriter": "sitemapkit.generator.writer",
+    "FileReport": "sitemapkit.validator.report",
+    "ValidationReport": "sitemapkit.validator.report",
+    "avalidate": "sitemapkit.validator.run",
+    "validate": "sitemapkit.validator.run",
+    "AsyncReader": "sitemapkit.reader.walk",
+    "Reader": "sitemapkit.reader.walk",
+    "SitemapNode": "sitemapkit.reader.walk",
+    "aread": "sitemapkit.reader.walk",
+    "read": "sitemapkit.reader.walk",
+    "SitemapParser": "sitemapkit.reader.parser",
+    "parse_bytes": "sitemapkit.reader.parser",
+    "parse_file": "sitemapkit.reader.parser",
 }
 
 

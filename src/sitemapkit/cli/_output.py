@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import click
 
-from sitemapkit.diagnostics import Diagnostic
+from sitemapkit.core.diagnostics import Diagnostic
 
 
 class DiagnosticPrinter:

@@ -8,8 +8,8 @@ import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
 from sitemapkit.cli.generate import _explain, fail, report
-from sitemapkit.config import DEFAULT_CONFIG, load_config
-from sitemapkit.errors import InputError, PublishError, UsageError
+from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.generator.config import DEFAULT_CONFIG, load_config
 
 
 @click.command()

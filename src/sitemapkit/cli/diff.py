@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from sitemapkit.dates import format_w3c
-from sitemapkit.errors import InputError
-from sitemapkit.state import DEFAULT_STATE_PATH, StateStore
+from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.errors import InputError
+from sitemapkit.generator.state import DEFAULT_STATE_PATH, StateStore
 
 
 @click.command()

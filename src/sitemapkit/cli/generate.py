@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
-from sitemapkit.constants import MAX_BYTES, MAX_URLS
-from sitemapkit.errors import InputError, InvalidUrlError, PublishError, UsageError
-from sitemapkit.generator import FolderSource, LogSource
-from sitemapkit.generator import generate as run_generate
-from sitemapkit.writer import PublishResult
+from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
+from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
+from sitemapkit.generator.run import FolderSource, LogSource
+from sitemapkit.generator.run import generate as run_generate
+from sitemapkit.generator.writer import PublishResult
 
 if TYPE_CHECKING:
-    from sitemapkit.sources.folder import Skip
+    from sitemapkit.generator.sources.folder import Skip
 
 
 @click.command()

@@ -10,9 +10,9 @@ from typing import Any
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, progress
-from sitemapkit.errors import InputError, PublishError, UsageError
-from sitemapkit.fetch import FetchOptions
-from sitemapkit.indexnow import (
+from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.generator.state import DEFAULT_STATE_PATH
+from sitemapkit.publisher.indexnow import (
     DEFAULT_ENDPOINT,
     MAX_BATCH,
     BatchResult,
@@ -28,7 +28,7 @@ from sitemapkit.indexnow import (
     verify_key,
     write_key_file,
 )
-from sitemapkit.state import DEFAULT_STATE_PATH
+from sitemapkit.reader.fetch import FetchOptions
 
 KEY_ENV = "SITEMAPKIT_INDEXNOW_KEY"
 

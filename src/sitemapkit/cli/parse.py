@@ -13,11 +13,11 @@ from typing import IO, NoReturn
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option
-from sitemapkit.dates import format_w3c
-from sitemapkit.errors import InputError, UsageError
-from sitemapkit.export import write_csv, write_jsonl
-from sitemapkit.model import UrlEntry
-from sitemapkit.reader import (
+from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.reader.export import write_csv, write_jsonl
+from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_DEPTH,

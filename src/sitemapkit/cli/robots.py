@@ -8,8 +8,8 @@ import sys
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter
-from sitemapkit.errors import InputError, PublishError, UsageError
-from sitemapkit.robots import update_robots
+from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.generator.robots import update_robots
 
 
 @click.command()

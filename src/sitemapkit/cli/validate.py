@@ -9,10 +9,10 @@ from typing import Any
 
 import click
 
-from sitemapkit.diagnostics import Diagnostic
-from sitemapkit.errors import InputError, UsageError
-from sitemapkit.validation import FileReport, ValidationReport
-from sitemapkit.validation import validate as run_validate
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.validator.report import FileReport, ValidationReport
+from sitemapkit.validator.run import validate as run_validate
 
 
 @click.command()

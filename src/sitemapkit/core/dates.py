@@ -1,0 +1,127 @@
+"""W3C Datetime (https://www.w3.org/TR/NOTE-datetime): parsing every form, writing the schema's forms."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from sitemapkit.core.errors import InvalidDateError
+from sitemapkit.core.model import Lastmod
+
+_W3C = re.compile(
+    r"""
+    (?P<year>\d{4})
+    (?:-(?P<month>\d{2})
+      (?:-(?P<day>\d{2})
+        (?:[Tt](?P<hour>\d{2}):(?P<minute>\d{2})
+          (?::(?P<second>\d{2})(?:\.(?P<fraction>\d+))?)?
+          (?P<tz>[Zz]|[+-]\d{2}:\d{2})?
+        )?
+      )?
+    )?
+    """,
+    re.VERBOSE,
+)
+
+# What sitemap.xsd's lastmod accepts: xsd:date or xsd:dateTime (seconds required, timezone optional in XSD
+# but required by W3C Datetime, so we require it).
+_SCHEMA_FORM = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?")
+
+
+def parse_w3c(text: str, *, allow_naive: bool = False) -> Lastmod:
+    """Parse any W3C Datetime form: `YYYY`, `YYYY-MM`, `YYYY-MM-DD`, and date-times with minutes,
+    seconds or fractions and a timezone (`Z` or `+hh:mm`).
+
+    `YYYY` and `YYYY-MM` give the first day of the period. A time without a timezone is refused
+    unless `allow_naive`, which returns a naive `datetime` (the caller decides what it means).
+
+    >>> parse_w3c("2004-12-23T18:00:15+00:00")
+    datetime.datetime(2004, 12, 23, 18, 0, 15, tzinfo=datetime.timezone.utc)
+    >>> parse_w3c("2005-01")
+    datetime.date(2005, 1, 1)
+    """
+    s = text.strip()
+    m = _W3C.fullmatch(s)
+    if m is None:
+        raise InvalidDateError(f"not a W3C Datetime: {text!r}")
+    try:
+        year = int(m["year"])
+        month = int(m["month"] or 1)
+        day = int(m["day"] or 1)
+        if m["hour"] is None:
+            return dt.date(year, month, day)
+        tz: dt.tzinfo | None = None
+        if m["tz"] is None:
+            if not allow_naive:
+                raise InvalidDateError(f"date-time without a timezone: {text!r}")
+        elif m["tz"] in ("Z", "z"):
+            tz = dt.UTC
+        else:
+            sign = -1 if m["tz"][0] == "-" else 1
+            hh, mm = int(m["tz"][1:3]), int(m["tz"][4:6])
+            if hh > 23 or mm > 59:
+                raise InvalidDateError(f"timezone offset out of range: {text!r}")
+            offset = dt.timedelta(hours=hh, minutes=mm) * sign
+            tz = dt.UTC if not offset else dt.timezone(offset)
+        fraction = m["fraction"] or ""
+        micro = int((fraction + "000000")[:6]) if fraction else 0
+        value = dt.datetime(
+            year, month, day, int(m["hour"]), int(m["minute"]), int(m["second"] or 0), micro, tzinfo=tz
+        )
+        if tz is not None:
+            value.astimezone(dt.UTC)  # an instant before year 1 or after 9999 in UTC cannot be compared
+        return value
+    except (ValueError, OverflowError) as exc:  # day 31 of April, hour 25, year 0, ...
+        raise InvalidDateError(f"not a valid date: {text!r} ({exc})") from None
+
+
+def schema_accepts(text: str) -> bool:
+    """True if `text` is one of the forms the sitemap schema accepts: a date, or a date-time with
+    seconds and a timezone. (`YYYY`, `YYYY-MM` and `hh:mm` are W3C forms that it rejects.)"""
+    s = text.strip()
+    if _SCHEMA_FORM.fullmatch(s) is None:
+        return False
+    try:
+        parse_w3c(s)
+    except InvalidDateError:
+        return False
+    return True
+
+
+def is_naive(value: Lastmod) -> bool:
+    """True for a `datetime` without a timezone."""
+    return isinstance(value, dt.datetime) and value.utcoffset() is None
+
+
+def to_aware(value: Lastmod) -> Lastmod:
+    """Take a naive `datetime` as UTC; anything else is returned as is."""
+    if isinstance(value, dt.datetime) and value.utcoffset() is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value
+
+
+def format_w3c(value: Lastmod) -> str:
+    """Write a date as `YYYY-MM-DD`, a date-time as `YYYY-MM-DDThh:mm:ss[.ffffff]±hh:mm`.
+
+    A naive date-time is written as UTC.
+
+    >>> format_w3c(dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.UTC))
+    '2024-05-01T12:00:00+00:00'
+    """
+    if isinstance(value, dt.datetime):
+        if value.utcoffset() is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.isoformat()
+    return value.isoformat()
+
+
+def sort_key(value: Lastmod) -> dt.datetime:
+    """A UTC instant to compare dates and date-times by (a date counts as its midnight UTC)."""
+    if isinstance(value, dt.datetime):
+        aware = value if value.utcoffset() is not None else value.replace(tzinfo=dt.UTC)
+        try:
+            return aware.astimezone(dt.UTC)
+        except OverflowError:  # within a day of year 1 or 9999: clamp to the representable end
+            edge = dt.datetime.min if aware.year == 1 else dt.datetime.max
+            return edge.replace(tzinfo=dt.UTC)
+    return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)

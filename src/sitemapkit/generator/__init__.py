@@ -1,0 +1,1 @@
+"""Generating sitemaps: sources -> pipeline -> writer, with the state store and the build config."""

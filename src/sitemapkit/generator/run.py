@@ -1,0 +1,351 @@
+"""`generate`: sources (URL lists, CSV, JSONL, a site folder, access logs) -> entries -> pipeline -> writer
+-> published sitemaps, with an optional state store for honest `<lastmod>`, as one function."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from sitemapkit.core.diagnostics import DiagnosticHandler
+from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.core.model import Lastmod, UrlEntry
+from sitemapkit.generator.rules import UrlRules
+from sitemapkit.generator.sources.lists import is_url_list, list_batches, read_source
+from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
+
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from sitemapkit.generator.sources.folder import FolderPage, Skip
+    from sitemapkit.generator.state import StateRun
+
+LASTMOD_CHOICES = ("content", "source", "mtime", "git")
+
+
+@dataclass(frozen=True)
+class FolderSource:
+    """A built static site (or a web server's document root) published at the base URL."""
+
+    path: str | os.PathLike[str]
+    clean_urls: bool = False
+    include: tuple[str, ...] = ("*.html", "*.htm")
+    exclude: tuple[str, ...] = ()
+    images: bool = False
+    volatile_selectors: tuple[str, ...] = ()
+    volatile_patterns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LogSource:
+    """Web-server access logs (Apache/nginx common or combined, gzip or not)."""
+
+    paths: tuple[str, ...]
+    min_hits: int = 1
+    strip_query: bool = False
+    exclude: tuple[str, ...] = ()
+    priority_from_hits: bool = False
+
+
+@dataclass
+class SourceStats:
+    """What the sources held, for the summary: lines read, pages scanned and skipped, log lines."""
+
+    read: int = 0
+    folder_pages: int = 0
+    folder_cached: int = 0
+    """Files the state store's file cache answered for, without reading them."""
+    folder_skipped: Counter[str] = field(default_factory=Counter)
+    log_lines: int = 0
+    log_pages: int = 0
+    log_bad_lines: int = 0
+    state: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "read": self.read,
+            "folder": {
+                "pages": self.folder_pages,
+                "cached": self.folder_cached,
+                "skipped": dict(self.folder_skipped),
+            },
+            "logs": {"lines": self.log_lines, "pages": self.log_pages, "bad_lines": self.log_bad_lines},
+            "state": self.state,
+        }
+
+
+def generate(
+    sources: Iterable[str],
+    out_dir: str | os.PathLike[str],
+    base_url: str,
+    *,
+    folder: FolderSource | Sequence[FolderSource] | None = None,
+    logs: LogSource | Sequence[LogSource] | None = None,
+    rules: UrlRules | None = None,
+    state: str | os.PathLike[str] | None = None,
+    lastmod: str | None = None,
+    gzip: bool = False,
+    gzip_level: int = 6,
+    max_urls: int = 50_000,
+    max_bytes: int = 52_428_800,
+    index: IndexMode = "auto",
+    name: str = "sitemap",
+    xsl: str | None = None,
+    allow_hosts: Iterable[str] = (),
+    hreflang: Literal["auto", "complete", "keep"] = "auto",
+    robots: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+    on_diagnostic: DiagnosticHandler | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    explain: Callable[[Skip], None] | None = None,
+) -> PublishResult:
+    """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`),
+    site folders (`folder`: one or several) and access logs (`logs`: one group or several). `rules`
+    filter every URL (include/exclude) and fill in per-pattern changefreq and priority defaults.
+
+    `<lastmod>`: with a `state` store (SQLite), a folder page's lastmod moves only when its content hash
+    changes (`lastmod="content"`, the default with a store); `"mtime"` and `"git"` take the file's
+    modification or last-commit time; `"source"` the value the input gives. Without a store, folder pages
+    get no lastmod unless `mtime` or `git` is asked for: no lastmod is better than a wrong one.
+    The store's run commits only if the sitemaps were published.
+
+    `hreflang="complete"` completes hreflang groups so that every member lists every member (see
+    `sitemapkit.generator.hreflang`); `"keep"` writes alternates as given; `"auto"` completes them whenever a
+    source can carry alternates (a folder, JSONL or CSV input).
+
+    `robots`: a robots.txt to list the published index (or only sitemap) in, once publishing succeeded
+    (see `sitemapkit.generator.robots.update_robots`; the set's `name` other than "sitemap" names its block).
+
+    Raises `InputError` when an input cannot be read and `PublishError` when nothing could be published;
+    in both cases the output folder (and the store) are left as they were.
+    """
+    sources = list(sources)
+    allow_hosts = tuple(allow_hosts)
+    folders = [folder] if isinstance(folder, FolderSource) else list(folder or ())
+    log_groups = [logs] if isinstance(logs, LogSource) else list(logs or ())
+    if not sources and not folders and not log_groups:
+        raise UsageError("give at least one SOURCE file, a site folder or an access log")
+    if lastmod is not None and lastmod not in LASTMOD_CHOICES:
+        raise UsageError(f"lastmod must be one of {', '.join(LASTMOD_CHOICES)} (got {lastmod!r})")
+    if lastmod == "content" and state is None:
+        raise UsageError("lastmod 'content' needs a state store (--state) to remember content hashes")
+    mode = lastmod or ("content" if state is not None else "source")
+    if robots is not None:  # usable (readable, within 500 KiB, its folder there) before anything is published
+        folder_of_robots = Path(robots).parent
+        if folder_of_robots.is_dir():
+            from sitemapkit.generator.robots import update_robots
+
+            update_robots(robots, None, dry_run=True)
+        elif folder_of_robots.resolve() != Path(out_dir).resolve():  # the output folder is made on publishing
+            raise UsageError(f"{robots}: the folder {folder_of_robots} does not exist")
+    if hreflang not in ("auto", "complete", "keep"):
+        raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
+    if hreflang == "auto":
+        plain = not folders and all(is_url_list(s) for s in sources)
+        hreflang = "keep" if plain else "complete"
+    stats = SourceStats()
+    with ExitStack() as stack:
+        run: StateRun | None = None
+        if state is not None:
+            from sitemapkit.generator.state import StateStore
+
+            Path(state).parent.mkdir(parents=True, exist_ok=True)
+            store = stack.enter_context(StateStore(state))
+            run = stack.enter_context(store.run(lastmod_mode=mode))  # type: ignore[arg-type]
+        writer = SitemapWriter(
+            out_dir,
+            base_url,
+            gzip=gzip,
+            gzip_level=gzip_level,
+            max_urls=max_urls,
+            max_bytes=max_bytes,
+            index=index,
+            name=name,
+            xsl=xsl,
+            allow_hosts=allow_hosts,
+            strict=strict,
+            hreflang=hreflang,
+            rules=rules,
+            on_diagnostic=on_diagnostic,
+        )
+        try:
+            _add_sources(writer, sources, run, stats, on_progress)
+            for each_folder in folders:
+                _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain)
+            for log_group in log_groups:
+                _add_logs(writer, log_group, base_url, allow_hosts, run, stats)
+        except BaseException:
+            writer.abort()
+            raise
+        if run is None:
+            result = writer.close()
+        else:
+            result = run.commit_after(writer.close)
+            info = run.summary()
+            stats.state = {
+                k: getattr(info, k) for k in ("added", "revived", "changed", "unchanged", "removed")
+            }
+    robots_result = None
+    if robots is not None:
+        from sitemapkit.generator.robots import update_robots
+
+        try:
+            robots_result = update_robots(
+                robots,
+                [result.entry_url],
+                name=None if name == "sitemap" else name,
+                on_diagnostic=on_diagnostic,
+            )
+        except (InputError, PublishError) as exc:
+            raise PublishError(
+                f"the sitemaps were published, but robots.txt was not updated: {exc}"
+            ) from None
+    return dataclasses.replace(result, sources=stats.to_dict(), robots=robots_result)
+
+
+def _record_hash(entry: UrlEntry) -> str | None:
+    """A list entry has no page content: its own fields stand for it, so a new source lastmod counts as a
+    change. Without a lastmod there is nothing to go by (None: the store keeps what it had)."""
+    if entry.lastmod is None:
+        return None
+    text = f"{entry.lastmod.isoformat()}|{entry.changefreq}|{entry.priority}"
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _add_sources(
+    writer: SitemapWriter,
+    sources: list[str],
+    run: StateRun | None,
+    stats: SourceStats,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    def observed(entry: UrlEntry) -> Lastmod | None:
+        assert run is not None
+        run.observe(entry.loc, content_hash=_record_hash(entry), source_lastmod=entry.lastmod)
+        return entry.lastmod  # a list's lastmod is the source's: the store only records it
+
+    hook = observed if run is not None else None
+    for name in sources:
+        if is_url_list(name) and hook is None:
+            with list_batches(name, writer.log) as (batches, parse_line):
+                for first, lines, clean in batches:
+                    writer.add_lines(lines, first, parse_line, clean=clean)
+                    stats.read += len(lines)
+                    if on_progress is not None:
+                        on_progress(stats.read)
+            continue
+        for entry in read_source(name, writer.log):
+            writer.add_entry(entry, hook)
+            stats.read += 1
+            if on_progress is not None and not stats.read % 10_000:
+                on_progress(stats.read)
+
+
+def _add_folder(
+    writer: SitemapWriter,
+    folder: FolderSource,
+    base_url: str,
+    allow_hosts: tuple[str, ...],
+    run: StateRun | None,
+    mode: str,
+    stats: SourceStats,
+    explain: Callable[[Skip], None] | None,
+) -> None:
+    from itertools import islice
+
+    from sitemapkit.generator.sources.folder import scan_folder
+
+    def skipped(skip: Skip) -> None:
+        stats.folder_skipped[skip.reason] += 1
+        if explain is not None:
+            explain(skip)
+
+    scan = scan_folder(
+        folder.path,
+        base_url,
+        clean_urls=folder.clean_urls,
+        include=folder.include,
+        exclude=folder.exclude,
+        images=folder.images,
+        allow_hosts=allow_hosts,
+        report=writer.log,
+        explain=skipped,
+        volatile_selectors=folder.volatile_selectors,
+        volatile_patterns=folder.volatile_patterns,
+        state=run,  # unchanged files are taken from the store's file cache, not read again
+    )
+    git_times: dict[str, dt.datetime] = {}
+    pages: Iterable[FolderPage] = scan
+    if mode == "git":
+        from sitemapkit.generator.state import git_last_commit_times
+
+        listed = list(scan)  # the paths first: one git pass answers for all of them
+        git_times = git_last_commit_times(folder.path, [p.file for p in listed], on_diagnostic=writer.log)
+        pages = listed
+    it = iter(pages)
+    while chunk := list(islice(it, 500)):
+        if run is not None:  # the store's rows for 500 pages in one query, not 500
+            run.prefetch(page.entry.loc for page in chunk)
+        for page in chunk:
+            stats.folder_pages += 1
+            writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times))
+    stats.folder_cached += scan.cached
+
+
+def _page_lastmod(
+    page: FolderPage, run: StateRun | None, mode: str, git_times: dict[str, dt.datetime]
+) -> Callable[[UrlEntry], Lastmod | None]:
+    def lastmod(entry: UrlEntry) -> Lastmod | None:
+        git_time = git_times.get(page.file) if git_times else None
+        if run is not None:
+            return run.observe(entry.loc, content_hash=page.content_hash, mtime=page.mtime, git_time=git_time)
+        if mode == "git":
+            return git_time
+        if mode == "mtime":
+            import datetime
+
+            return datetime.datetime.fromtimestamp(int(page.mtime), datetime.UTC)
+        return None
+
+    return lastmod
+
+
+def _add_logs(
+    writer: SitemapWriter,
+    logs: LogSource,
+    base_url: str,
+    allow_hosts: tuple[str, ...],
+    run: StateRun | None,
+    stats: SourceStats,
+) -> None:
+    from sitemapkit.generator.sources.logs import read_logs
+
+    summary = read_logs(
+        logs.paths,
+        base_url,
+        min_hits=logs.min_hits,
+        strip_query=logs.strip_query,
+        exclude=logs.exclude,
+        allow_hosts=allow_hosts,
+        report=writer.log,
+    )
+    stats.log_lines += summary.stats.lines
+    stats.log_bad_lines += summary.stats.bad
+    entries: Iterator[UrlEntry] = summary.entries(
+        priority=logs.priority_from_hits, source=", ".join(logs.paths)
+    )
+
+    def observed(entry: UrlEntry) -> Lastmod | None:
+        assert run is not None
+        run.observe(entry.loc, content_hash=None)
+        return None
+
+    for entry in entries:
+        stats.log_pages += 1
+        writer.add_entry(entry, observed if run is not None else None)

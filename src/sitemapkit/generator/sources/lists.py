@@ -1,0 +1,346 @@
+"""URL list, CSV and JSONL input files.
+
+- A URL list has one URL per line, optionally followed by TAB-separated fields (lastmod, changefreq,
+  priority), positional or `key=value`; Google's sitemap_gen.py form `URL lastmod=... priority=...` works too.
+  `#` comments and blank lines are ignored.
+- `.csv` needs a header naming `loc` and optionally `lastmod`, `changefreq`, `priority`.
+- `.jsonl` holds one object per line with those keys.
+- `.gz` inputs are decompressed; `-` reads standard input. UTF-8, with or without a BOM.
+
+Bad lines become diagnostics with file and line; a bad optional field is dropped and the URL kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import gzip
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any, cast
+
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
+from sitemapkit.core.errors import InputError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.generator.sources.records import TextRecord, entry_from_text
+from sitemapkit.reader.export import entry_from_dict
+
+FIELDS = ("lastmod", "changefreq", "priority")
+
+
+def open_input(name: str) -> IO[bytes]:
+    """Open an input file (or `-` for stdin) as bytes, decompressing gzip (detected by its magic bytes)."""
+    if name == "-":
+        stdin = sys.stdin.buffer
+        peek = getattr(stdin, "peek", None)
+        if peek is not None and peek(2)[:2] == b"\x1f\x8b":
+            return cast(IO[bytes], gzip.GzipFile(fileobj=stdin, mode="rb"))
+        return stdin
+    try:
+        raw = open(name, "rb")  # noqa: SIM115 - returned; opened once, so a pipe loses nothing
+        if raw.peek(2)[:2] == b"\x1f\x8b":
+            return cast(IO[bytes], _OwningGzipFile(fileobj=raw, mode="rb"))
+        return raw
+    except OSError as exc:
+        raise InputError(f"{name}: cannot open ({exc.strerror or exc})") from None
+
+
+class _OwningGzipFile(gzip.GzipFile):
+    """A GzipFile that closes the file it reads from."""
+
+    def __init__(self, *, fileobj: IO[bytes], mode: str) -> None:
+        super().__init__(fileobj=fileobj, mode=mode)
+        self._owned = fileobj
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._owned.close()
+
+
+def input_kind(name: str) -> str:
+    """How an input file is read, by its name: "csv", "jsonl" (also .ndjson) or "list" (.gz aside)."""
+    base = name[:-3] if name.endswith(".gz") else name
+    suffix = Path(base).suffix.lower()
+    return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "list")
+
+
+class _Reporter:
+    """Reports bad lines of one input against its file name and line number."""
+
+    def __init__(self, source: str, report: DiagnosticHandler) -> None:
+        self.source = source
+        self.report = report
+
+    def bad_line(self, message: str, line: int) -> None:
+        self.report(Diagnostic.make("bad-line", message, source=self.source, line=line))
+
+
+# Bytes of a URL list in canonical form: RFC 3986 characters other than % and #, TAB and LF.
+_CANONICAL_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?\t\n"
+
+
+def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[str], bool]]:
+    """Lines in batches, decoded a megabyte at a time: (number of the batch's first line, lines without
+    line endings, whether every byte of the batch is a canonical URL character, TAB or LF).
+    A BOM is removed; a line that is not UTF-8 is reported and skipped."""
+    number = 1
+    carry = b""
+    first = True
+    while True:
+        block = stream.read(1 << 20)
+        data = carry + block
+        if not block:
+            if not data:
+                return
+            carry = b""
+        else:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            data, carry = data[:cut], data[cut:]
+        if first:
+            first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+        try:
+            text = data.decode("utf-8")
+            lines = text.split("\n")
+            if "\r" in text:
+                lines = [line.rstrip("\r") for line in lines]
+        except UnicodeDecodeError:
+            lines = []
+            for offset, raw in enumerate(data.split(b"\n")):
+                try:
+                    lines.append(raw.decode("utf-8").rstrip("\r"))
+                except UnicodeDecodeError as exc:
+                    fields.bad_line(
+                        f"not UTF-8 (byte {exc.start + 1} of the line); the line is skipped", number + offset
+                    )
+                    lines.append("")
+        if lines and not lines[-1] and data.endswith(b"\n"):
+            lines.pop()
+        yield number, lines, not data.translate(None, _CANONICAL_BYTES)
+        number += len(lines)
+        if not block:
+            return
+
+
+def _lines(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, str]]:
+    """Decoded lines with their 1-based numbers (see `_decoded`)."""
+    for first, lines, _ in _decoded(stream, fields):
+        yield from enumerate(lines, start=first)
+
+
+def _list_record(text: str, number: int, fields: _Reporter) -> TextRecord | None:
+    """The record of one URL-list line, or None for a blank line, a comment or a bad line (reported)."""
+    if "\t" in text:
+        url, *rest = text.split("\t")
+        url = url.strip()
+        if not text.strip() or url.startswith("#"):
+            return None
+        if not url:
+            fields.bad_line("fields but no URL at the start of the line; the line is skipped", number)
+            return None
+        values = _fields_from(rest, fields, number, positional=True)
+    else:
+        line = text.strip()
+        if not line or line.startswith("#"):
+            return None
+        url, *rest = line.split()
+        if rest and all("=" in token for token in rest):
+            values = _fields_from(rest, fields, number, positional=False)
+        elif rest:  # a URL with raw spaces in it: encoded later
+            url, values = line, {}
+        else:
+            values = {}
+    return TextRecord(
+        url, values.get("lastmod"), values.get("changefreq"), values.get("priority"), fields.source, number
+    )
+
+
+def _read_list(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
+    for first, lines, _ in _decoded(stream, fields):
+        for number, text in enumerate(lines, start=first):
+            record = _list_record(text, number, fields)
+            if record is not None:
+                yield record
+
+
+def _fields_from(tokens: list[str], fields: _Reporter, line: int, *, positional: bool) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for position, token in enumerate(tokens):
+        token = token.strip()
+        if not token:
+            continue
+        key, eq, value = token.partition("=")
+        key = key.strip().lower()
+        if eq and key in FIELDS:
+            values[key] = value
+        elif positional and not (eq and key.isidentifier()) and position < len(FIELDS):
+            values[FIELDS[position]] = token
+        else:
+            fields.bad_line(
+                f"unknown field {token!r} (expected lastmod, changefreq, priority); ignored", line
+            )
+    return values
+
+
+def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
+    lines = _lines(stream, fields)
+    numbers: list[int] = []
+
+    def texts() -> Iterator[str]:
+        for number, text in lines:
+            numbers.append(number)
+            yield text
+
+    reader = csv.reader(texts())
+    header = next(reader, None)
+    if header is None:
+        return
+    columns = [h.strip().lower() for h in header]
+    if "loc" not in columns:
+        raise InputError(
+            f"{fields.source}:1: the CSV header must name a 'loc' column (found: {', '.join(header)})"
+        )
+    unknown = [c for c in columns if c not in ("loc", *FIELDS)]
+    if unknown:
+        fields.bad_line(f"unknown column(s) {', '.join(unknown)} ignored", 1)
+    loc_index = columns.index("loc")
+    for row in reader:
+        number = numbers[-1]
+        numbers.clear()
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != len(columns):
+            fields.bad_line(
+                f"{len(row)} cells where the header has {len(columns)}; the line is skipped", number
+            )
+            continue
+        values = {c: row[i] for i, c in enumerate(columns) if c in FIELDS}
+        yield TextRecord(
+            row[loc_index].strip(),
+            values.get("lastmod"),
+            values.get("changefreq"),
+            values.get("priority"),
+            fields.source,
+            number,
+        )
+
+
+_EXTENSIONS = ("images", "videos", "news", "alternates")
+
+
+def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord | UrlEntry]:
+    """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
+    `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; bad extension
+    data is reported and dropped, the URL kept. `sitemap` (where `parse` found the URL) is ignored."""
+    warned: set[str] = set()
+    for number, text in _lines(stream, fields):
+        if not text.strip():
+            continue
+        try:
+            obj: Any = json.loads(text)
+        except json.JSONDecodeError as exc:
+            fields.bad_line(f"not valid JSON ({exc.msg} at column {exc.colno}); the line is skipped", number)
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("loc"), str):
+            fields.bad_line("expected an object with a string 'loc'; the line is skipped", number)
+            continue
+        for key in obj.keys() - {"loc", "sitemap", *FIELDS, *_EXTENSIONS} - warned:
+            warned.add(key)
+            fields.bad_line(f"unknown key {key!r} ignored (reported once per file)", number)
+        values = {k: str(obj[k]) for k in FIELDS if obj.get(k) is not None}
+        record = TextRecord(
+            obj["loc"],
+            values.get("lastmod"),
+            values.get("changefreq"),
+            values.get("priority"),
+            fields.source,
+            number,
+        )
+        extensions = {k: obj[k] for k in _EXTENSIONS if obj.get(k)}
+        if not extensions:
+            yield record
+            continue
+        entry = entry_from_text(record, fields.report)
+        try:
+            parsed = entry_from_dict({"loc": entry.loc, **extensions})
+        except InputError as exc:
+            fields.bad_line(f"{exc}; the extensions of this line are dropped", number)
+            yield entry
+            continue
+        yield dataclasses.replace(
+            entry, images=parsed.images, videos=parsed.videos, news=parsed.news, alternates=parsed.alternates
+        )
+
+
+_READERS = {"list": _read_list, "csv": _read_csv, "jsonl": _read_jsonl}
+
+
+def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord | UrlEntry]:
+    """Stream the records of one input file (`-` for stdin): the fields as text, with file and line.
+
+    Raises `InputError` if the file cannot be opened or read at all.
+    """
+    stream = open_input(name)
+    fields = _Reporter("<stdin>" if name == "-" else name, report)
+    try:
+        yield from _READERS[input_kind(name)](stream, fields)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"{fields.source}: cannot be read ({exc})") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def is_url_list(name: str) -> bool:
+    """True when `name` is read as a URL list (not `.csv` or `.jsonl`)."""
+    return input_kind(name) == "list"
+
+
+LineParser = Callable[[str, int], "TextRecord | None"]
+
+
+@contextmanager
+def list_batches(
+    name: str, report: DiagnosticHandler
+) -> Iterator[tuple[Iterator[tuple[int, list[str], bool]], LineParser]]:
+    """The lines of a URL list in decoded batches (see `_decoded`), with the function that parses one
+    line into a record, for writers that take the canonical lines inline (`SitemapWriter.add_lines`)."""
+    stream = open_input(name)
+    fields = _Reporter("<stdin>" if name == "-" else name, report)
+
+    def parse(text: str, number: int) -> TextRecord | None:
+        return _list_record(text, number, fields)
+
+    def batches() -> Iterator[tuple[int, list[str], bool]]:
+        try:
+            yield from _decoded(stream, fields)
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            raise InputError(f"{fields.source}: cannot be read ({exc})") from None
+
+    try:
+        yield batches(), parse
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def read_source(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
+    """Stream the entries of one input file (`-` for stdin). Entries carry `sitemap=name` and `line`;
+    a bad optional field is reported and dropped."""
+    for record in read_records(name, report):
+        yield record if isinstance(record, UrlEntry) else entry_from_text(record, report)
+
+
+def read_sources(names: Iterable[str], report: DiagnosticHandler) -> Iterator[UrlEntry]:
+    """The entries of several inputs, one after another."""
+    for name in names:
+        yield from read_source(name, report)

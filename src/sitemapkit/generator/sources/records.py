@@ -1,0 +1,75 @@
+"""Text records: a URL and its optional fields exactly as an input file spells them, with file and line.
+
+`entry_from_text` turns a record into a `UrlEntry`, reporting and dropping bad optional fields.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from sitemapkit.core.constants import CHANGEFREQS
+from sitemapkit.core.dates import parse_w3c
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
+from sitemapkit.core.errors import InvalidDateError
+from sitemapkit.core.model import Lastmod, UrlEntry
+
+
+class TextRecord(NamedTuple):
+    loc: str
+    lastmod: str | None
+    changefreq: str | None
+    priority: str | None
+    source: str
+    line: int
+
+
+def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
+    """The entry for `record`; a bad lastmod, changefreq or priority is reported and dropped."""
+    loc, raw_lastmod, raw_changefreq, raw_priority, source, line = record
+    lastmod: Lastmod | None = None
+    changefreq: str | None = None
+    priority: float | None = None
+
+    def bad(code: str, message: str) -> None:
+        report(Diagnostic.make(code, message + "; the field is dropped", source=source, line=line, url=loc))
+
+    if raw_lastmod is not None and (value := raw_lastmod.strip()):
+        try:
+            lastmod = parse_w3c(value, allow_naive=True)
+        except InvalidDateError as exc:
+            reason = _reason(exc)
+            bad(
+                "invalid-date",
+                f"lastmod {value!r} is not a W3C Datetime" + (f" ({reason})" if reason else ""),
+            )
+    if raw_changefreq is not None and (value := raw_changefreq.strip()):
+        if value.lower() in CHANGEFREQS:
+            changefreq = value.lower()
+        else:
+            bad("invalid-value", f"changefreq {value!r} is not one of {', '.join(sorted(CHANGEFREQS))}")
+    if raw_priority is not None and (value := raw_priority.strip()):
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if 0.0 <= number <= 1.0:
+            priority = number
+        else:
+            bad("invalid-value", f"priority {value!r} is not a number from 0.0 to 1.0")
+    return UrlEntry(loc, lastmod, changefreq, priority, sitemap=source, line=line)
+
+
+def _reason(exc: InvalidDateError) -> str:
+    """The detail of a date error (`day is out of range for month`), or "" when it only repeats the rule."""
+    text = str(exc)
+    if " (" in text:
+        return text.split(" (", 1)[1].rstrip(")")
+    head = text.split(":", 1)[0]
+    return "" if head == "not a W3C Datetime" else head
+
+
+# A URL already in normal form: lowercase host, no port, a path, only RFC 3986 characters, no % or #.
+# `normalize_url` returns such a URL unchanged unless it has dot segments (`/./`, `/../`), which the
+# writer's bulk path checks for separately.
+CANONICAL_URL = re.compile(r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")

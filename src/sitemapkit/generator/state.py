@@ -1,0 +1,1131 @@
+"""The state store behind honest `<lastmod>` values: an embedded SQLite database that remembers every URL.
+
+For each URL it keeps when it was first and last seen, a hash of its normalised content, the lastmod it was
+given, and the runs in which it was added, changed, last seen and removed. In the default `content` mode a
+URL's lastmod moves only when its content hash changes, so a rebuild that merely touches files changes
+nothing.
+
+    with StateStore(".sitemapkit/state.db") as store:
+        with store.run(now=now) as run:
+            for url, digest in pages:
+                lastmod = run.observe(url, content_hash=digest)   # the lastmod to publish
+                ...
+            run.commit_after(writer.close)   # the store commits only if publishing succeeded
+
+A run is one SQLite transaction (`BEGIN IMMEDIATE` ... `COMMIT`): an exception inside it, or a crash,
+leaves the database exactly as it was. Writes are batched (`executemany`), and no Python structure grows
+with the number of URLs, so runs of millions of URLs take constant memory.
+
+Schema versions: `PRAGMA user_version` holds the version, `schema_migrations` records when each migration
+was applied, and `PRAGMA application_id` marks the file as a sitemapkit state database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import functools
+import os
+import sqlite3
+import subprocess
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from sitemapkit.core.dates import format_w3c, parse_w3c, sort_key
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
+from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.model import Lastmod
+
+T = TypeVar("T")
+LastmodMode = Literal["content", "source", "mtime", "git"]
+LASTMOD_MODES: tuple[LastmodMode, ...] = ("content", "source", "mtime", "git")
+DEFAULT_STATE_PATH = Path(".sitemapkit") / "state.db"
+APPLICATION_ID = 0x534D4B31  # "SMK1"
+BATCH = 10_000
+
+# Each migration is a list of statements, applied in one transaction with the version bump.
+MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        """CREATE TABLE schema_migrations (
+            version INTEGER PRIMARY KEY,
+            applied_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            lastmod_mode TEXT NOT NULL,
+            added INTEGER NOT NULL DEFAULT 0,
+            revived INTEGER NOT NULL DEFAULT 0,
+            changed INTEGER NOT NULL DEFAULT 0,
+            unchanged INTEGER NOT NULL DEFAULT 0,
+            removed INTEGER NOT NULL DEFAULT 0
+        )""",
+        # added_run: the run in which the URL last appeared (first seen or revived); changed_run: the last
+        # run that moved its lastmod or content hash (an addition counts); removed_run: set while it is gone.
+        """CREATE TABLE urls (
+            url TEXT PRIMARY KEY,
+            content_hash TEXT,
+            lastmod TEXT,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            added_run INTEGER NOT NULL,
+            changed_run INTEGER NOT NULL,
+            seen_run INTEGER NOT NULL,
+            removed_run INTEGER,
+            removed_at TEXT
+        ) WITHOUT ROWID""",
+        # Named positions in the run history ("indexnow": the last run whose changes were submitted).
+        """CREATE TABLE marks (
+            name TEXT PRIMARY KEY,
+            run_id INTEGER NOT NULL,
+            marked_at TEXT NOT NULL
+        )""",
+    ],
+    2: [
+        # Small named values that survive between runs, such as a resumable IndexNow submission's progress.
+        """CREATE TABLE progress (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+    ],
+    3: [
+        # The file cache of folder scans (`FileCache`): per scanned folder (its real path, as bytes) the
+        # fingerprint of the options its results depend on; per file, its place in the walk (`key`), its
+        # stamp when it was read (size, mtime and ctime in ns, inode; mtime_ns NULL: changed too recently
+        # to be trusted), and what the scan made of it.
+        """CREATE TABLE scan_roots (
+            id INTEGER PRIMARY KEY,
+            root BLOB NOT NULL UNIQUE,
+            fingerprint TEXT NOT NULL
+        )""",
+        """CREATE TABLE scan_files (
+            root_id INTEGER NOT NULL,
+            key BLOB NOT NULL,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER,
+            ctime_ns INTEGER NOT NULL,
+            ino INTEGER NOT NULL,
+            content_hash TEXT,
+            data TEXT,
+            PRIMARY KEY (root_id, key)
+        ) WITHOUT ROWID""",
+    ],
+}
+SCHEMA_VERSION = max(MIGRATIONS)
+
+_SELECT = (
+    "SELECT content_hash, lastmod, first_seen, added_run, changed_run, seen_run, removed_run "
+    "FROM urls WHERE url = ?"
+)
+_SELECT_MANY = (
+    "SELECT url, content_hash, lastmod, first_seen, added_run, changed_run, seen_run, removed_run "
+    "FROM urls WHERE url IN ({marks})"
+)
+_PREFETCH_CHUNK = 500  # URLs a query (SQLite allows 999 parameters before 3.32)
+_UNKNOWN: Any = object()  # a URL that was not prefetched
+_TOUCH = "UPDATE urls SET last_seen = ?, seen_run = ? WHERE url = ?"
+_UPSERT = """
+INSERT INTO urls (url, content_hash, lastmod, first_seen, last_seen, added_run, changed_run, seen_run,
+                  removed_run, removed_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)
+ON CONFLICT (url) DO UPDATE SET
+    content_hash = excluded.content_hash, lastmod = excluded.lastmod, last_seen = excluded.last_seen,
+    added_run = excluded.added_run, changed_run = excluded.changed_run, seen_run = excluded.seen_run,
+    removed_run = NULL, removed_at = NULL
+"""
+
+_FILES_COLUMNS = "key, size, mtime_ns, ctime_ns, ino, content_hash, data"
+_FILES_FIRST = f"SELECT {_FILES_COLUMNS} FROM scan_files WHERE root_id = ? ORDER BY key LIMIT ?"
+_FILES_NEXT = f"SELECT {_FILES_COLUMNS} FROM scan_files WHERE root_id = ? AND key > ? ORDER BY key LIMIT ?"
+_FILES_ONE = f"SELECT {_FILES_COLUMNS} FROM scan_files WHERE root_id = ? AND key = ?"
+_FILES_PUT = f"""
+INSERT INTO scan_files (root_id, {_FILES_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (root_id, key) DO UPDATE SET
+    size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, ino = excluded.ino,
+    content_hash = excluded.content_hash, data = excluded.data
+"""
+CACHE_BATCH = 1_000
+
+ChangeKind = Literal["added", "changed", "removed"]
+
+
+@dataclass(frozen=True, slots=True)
+class UrlChange:
+    """One URL that was added, changed or removed. `lastmod` is the current (or last published) lastmod;
+    `when` is when it was removed, for a removed URL, else when it was last seen."""
+
+    kind: ChangeKind
+    url: str
+    lastmod: Lastmod | None
+    when: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "url": self.url,
+            "lastmod": format_w3c(self.lastmod) if self.lastmod is not None else None,
+            "when": self.when,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """A committed run and its counts (`added` includes `revived`)."""
+
+    id: int
+    started_at: str
+    lastmod_mode: str
+    added: int
+    revived: int
+    changed: int
+    unchanged: int
+    removed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StateDiff:
+    """What changed after run `since_run` (0: from the beginning) up to run `to_run`."""
+
+    since_run: int
+    to_run: int | None
+    added: tuple[UrlChange, ...]
+    changed: tuple[UrlChange, ...]
+    removed: tuple[UrlChange, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "since_run": self.since_run,
+            "to_run": self.to_run,
+            "added": [c.to_dict() for c in self.added],
+            "changed": [c.to_dict() for c in self.changed],
+            "removed": [c.to_dict() for c in self.removed],
+        }
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> Lastmod:
+    return parse_w3c(text)
+
+
+def _load(text: str | None) -> Lastmod | None:
+    return None if text is None else _parse(text)
+
+
+def _from_timestamp(seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(int(seconds), dt.UTC)
+
+
+def _sqlite_error(path: Path, exc: sqlite3.Error, timeout: float) -> InputError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return InputError(
+            f"{path}: the state database is locked by another process (waited {timeout:g} s); "
+            "is another sitemapkit run using it?"
+        )
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return InputError(
+            f"{path}: not a readable sitemapkit state database ({text}); move it away to start over"
+        )
+    return InputError(f"{path}: state database error: {text}")
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a non-empty file that is not SQLite: SQLite itself would take a file shorter than its
+    100-byte header for an empty database and overwrite it."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if head and head != b"SQLite format 3\x00":
+        raise InputError(
+            f"{path}: not a readable sitemapkit state database (not an SQLite file); "
+            "move it away to start over"
+        )
+
+
+class StateStore:
+    """The state database at `path` (created, with its folder, unless `create` is False).
+
+    Raises `InputError` naming the file when it is missing (`create=False`), corrupt, not a sitemapkit
+    database, written by a newer sitemapkit, or locked by another run for longer than `timeout` seconds.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True, timeout: float = 10.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        if not self.path.exists():
+            if not create:
+                raise InputError(f"{self.path}: no state database here (run `sitemapkit generate` first)")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise InputError(f"{self.path.parent}: cannot create the folder ({exc.strerror})") from None
+        elif not self.path.is_file():
+            raise InputError(f"{self.path}: not a file")
+        else:
+            _check_header(self.path)
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.path, exc, timeout) from None
+        self._active: StateRun | None = None
+        try:
+            self._setup()
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise _sqlite_error(self.path, exc, timeout) from None
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- opening ------------------------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        conn = self._conn
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app_id not in (0, APPLICATION_ID) or (
+            app_id == 0
+            and conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'urls'").fetchone()[0] == 0
+            and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        ):
+            raise InputError(f"{self.path}: an SQLite database, but not a sitemapkit state database")
+        if version > SCHEMA_VERSION:
+            raise InputError(
+                f"{self.path}: written by a newer sitemapkit (schema version {version}; this version reads "
+                f"up to {SCHEMA_VERSION}); upgrade sitemapkit or use another --state file"
+            )
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        if version < SCHEMA_VERSION:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
+            now = format_w3c(dt.datetime.now(dt.UTC).replace(microsecond=0))
+            for target in sorted(v for v in MIGRATIONS if v > version):
+                for statement in MIGRATIONS[target]:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (target, now)
+                )
+                conn.execute(f"PRAGMA user_version = {int(target)}")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        if self._active is not None and not self._active.closed:
+            self._active.rollback()
+        self._conn.close()
+
+    def __enter__(self) -> StateStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- runs ---------------------------------------------------------------------------------------
+
+    def run(
+        self,
+        *,
+        now: dt.datetime | None = None,
+        lastmod_mode: LastmodMode = "content",
+        batch_size: int = BATCH,
+    ) -> StateRun:
+        """Start a run: one transaction that ends at `commit_after`, or when its `with` block ends
+        (committed if normally, rolled back on an exception). `now` (timezone-aware; default the current
+        time to the second) is the run's time: first/last seen, and the lastmod of new or changed content."""
+        if lastmod_mode not in LASTMOD_MODES:
+            raise UsageError(f"lastmod mode must be one of {', '.join(LASTMOD_MODES)} (got {lastmod_mode!r})")
+        if now is None:
+            now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+        elif now.utcoffset() is None:
+            raise UsageError("now must be a timezone-aware datetime")
+        if self._active is not None and not self._active.closed:
+            raise UsageError("a run is already in progress on this state store")
+        self._active = StateRun(self, now, lastmod_mode, batch_size)
+        return self._active
+
+    def _execute(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(sql, tuple(params))
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.path, exc, self.timeout) from None
+
+    def runs(self) -> list[RunInfo]:
+        """Every committed run, oldest first."""
+        rows = self._execute(
+            "SELECT id, started_at, lastmod_mode, added, revived, changed, unchanged, removed FROM runs "
+            "ORDER BY id"
+        ).fetchall()
+        return [RunInfo(*row) for row in rows]
+
+    def last_run(self) -> RunInfo | None:
+        row = self._execute(
+            "SELECT id, started_at, lastmod_mode, added, revived, changed, unchanged, removed FROM runs "
+            "ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        return RunInfo(*row) if row else None
+
+    def lastmod(self, url: str) -> Lastmod | None:
+        """The lastmod stored for `url` (None when unknown or without one)."""
+        row = self._execute("SELECT lastmod FROM urls WHERE url = ?", (url,)).fetchone()
+        return _load(row[0]) if row else None
+
+    def __len__(self) -> int:
+        """How many URLs are present (not removed)."""
+        return int(self._execute("SELECT count(*) FROM urls WHERE removed_run IS NULL").fetchone()[0])
+
+    # -- changes ------------------------------------------------------------------------------------
+
+    def iter_changes(self, since_run: int) -> Iterator[UrlChange]:
+        """Stream the net changes after run `since_run` (0: every present URL is `added`), in URL order:
+
+        - added: present now, and (re)appeared after `since_run`;
+        - changed: present now and at `since_run`, with its lastmod or content hash moved since;
+        - removed: gone now, removed after `since_run`, and present at `since_run`.
+
+        A URL removed and revived after `since_run` counts as added; one that was seen by `since_run`,
+        then revived and removed again after it, counts as removed (even if it happened to be gone at
+        `since_run` itself: a removal said twice is harmless, one never said is not)."""
+        cursor = self._execute(
+            "SELECT url, lastmod, last_seen, added_run, changed_run, removed_run, removed_at FROM urls "
+            "WHERE (removed_run IS NULL AND changed_run > ?1) OR (removed_run > ?1 AND (added_run <= ?1 "
+            "OR first_seen <= (SELECT started_at FROM runs WHERE id = ?1))) "
+            "ORDER BY url",
+            (since_run,),
+        )
+        for url, lastmod, last_seen, added_run, _changed_run, removed_run, removed_at in cursor:
+            if removed_run is not None:
+                yield UrlChange("removed", url, _load(lastmod), removed_at)
+            elif added_run > since_run:
+                yield UrlChange("added", url, _load(lastmod), last_seen)
+            else:
+                yield UrlChange("changed", url, _load(lastmod), last_seen)
+
+    def diff(self, since_run: int | None = None) -> StateDiff:
+        """The changes after run `since_run`; by default, what the last run changed (against the run
+        before it). With no run recorded, an empty diff with `to_run` None."""
+        last = self.last_run()
+        if since_run is None:
+            if last is None:
+                return StateDiff(0, None, (), (), ())
+            row = self._execute("SELECT max(id) FROM runs WHERE id < ?", (last.id,)).fetchone()
+            since_run = int(row[0] or 0)
+        groups: dict[str, list[UrlChange]] = {"added": [], "changed": [], "removed": []}
+        for change in self.iter_changes(since_run):
+            groups[change.kind].append(change)
+        return StateDiff(
+            since_run,
+            last.id if last else None,
+            tuple(groups["added"]),
+            tuple(groups["changed"]),
+            tuple(groups["removed"]),
+        )
+
+    def mark(self, name: str, run_id: int | None = None) -> int:
+        """Set the marker `name` at run `run_id` (default: the last run) and return that run's id; for
+        example `mark("indexnow")` once the last run's changes were submitted."""
+        if run_id is None:
+            last = self.last_run()
+            if last is None:
+                raise UsageError("no run recorded yet: nothing to mark")
+            run_id = last.id
+        now = format_w3c(dt.datetime.now(dt.UTC).replace(microsecond=0))
+        self._execute(
+            "INSERT INTO marks (name, run_id, marked_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET run_id = excluded.run_id, marked_at = excluded.marked_at",
+            (name, run_id, now),
+        )
+        return run_id
+
+    def marker(self, name: str) -> int | None:
+        """The run the marker `name` points at, or None when it was never set."""
+        row = self._execute("SELECT run_id FROM marks WHERE name = ?", (name,)).fetchone()
+        return int(row[0]) if row else None
+
+    def progress(self, name: str) -> str | None:
+        """The value saved under `name` with `set_progress`, or None."""
+        row = self._execute("SELECT value FROM progress WHERE name = ?", (name,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_progress(self, name: str, value: str | None) -> None:
+        """Save `value` under `name` at once (its own transaction), or delete it when `value` is None.
+        For work that must resume after a failure, such as an IndexNow submission in batches."""
+        if value is None:
+            self._execute("DELETE FROM progress WHERE name = ?", (name,))
+            return
+        now = format_w3c(dt.datetime.now(dt.UTC).replace(microsecond=0))
+        self._execute(
+            "INSERT INTO progress (name, value, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (name, value, now),
+        )
+
+    def changes_since(self, marker: str) -> Iterator[UrlChange]:
+        """Stream the changes after the run the marker `name` points at (all present URLs, as `added`, if
+        the marker was never set). See `iter_changes`."""
+        return self.iter_changes(self.marker(marker) or 0)
+
+
+class StateRun:
+    """One run over the state store; create it with `StateStore.run`. Use it as a context manager."""
+
+    def __init__(self, store: StateStore, now: dt.datetime, mode: LastmodMode, batch_size: int) -> None:
+        self.store = store
+        self.now = now
+        self.lastmod_mode: LastmodMode = mode
+        self._now_text = format_w3c(now)
+        self._batch = max(1, batch_size)
+        self._pending: dict[str, tuple[Any, ...]] = {}
+        self._prefetched: dict[str, tuple[Any, ...] | None] = {}
+        self._conn = store._conn
+        self._lookup = self._conn.cursor()
+        self._caches: list[FileCache] = []
+        self.id = 0
+        self.added = self.revived = self.changed = self.unchanged = 0
+        self.removed = 0
+        self._started = False
+        self._finalized = False
+        self.closed = False
+
+    # -- transaction --------------------------------------------------------------------------------
+
+    def __enter__(self) -> StateRun:
+        self.begin()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.closed:
+            return
+        if exc_type is not None:
+            self.rollback()
+        else:
+            self.finalize()
+            self.commit()
+
+    def begin(self) -> None:
+        """Open the transaction (taking the database's write lock) and allocate the run id."""
+        if self._started:
+            raise UsageError("the run has already started")
+        self._started = True
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            self.closed = True
+            raise _sqlite_error(self.store.path, exc, self.store.timeout) from None
+        try:
+            cur = conn.execute(
+                "INSERT INTO runs (started_at, lastmod_mode) VALUES (?, ?)",
+                (self._now_text, self.lastmod_mode),
+            )
+            self.id = int(cur.lastrowid or 0)
+        except BaseException:
+            self.rollback()
+            raise
+
+    def rollback(self) -> None:
+        """Undo everything this run did. Safe to call more than once."""
+        if self.closed:
+            return
+        self.closed = True
+        self._pending.clear()
+        self._prefetched.clear()
+        with contextlib.suppress(sqlite3.Error):
+            self._conn.execute("ROLLBACK")
+
+    def commit(self) -> None:
+        """Make the run permanent (call `finalize` first)."""
+        if not self._finalized:
+            raise UsageError("finalize the run before committing it")
+        if self.closed:
+            raise UsageError("the run is already closed")
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.rollback()
+            raise _sqlite_error(self.store.path, exc, self.store.timeout) from None
+        self.closed = True
+
+    def finalize(self) -> RunInfo:
+        """Write the pending observations, mark the URLs not observed in this run as removed, and record
+        the run's counts, all inside the still-open transaction. Nothing can be observed afterwards."""
+        self._check_open()
+        if not self._finalized:
+            try:
+                self._flush()
+                self._finish_caches()
+                cur = self._conn.execute(
+                    "UPDATE urls SET removed_run = ?1, removed_at = ?2 "
+                    "WHERE removed_run IS NULL AND seen_run < ?1",
+                    (self.id, self._now_text),
+                )
+                self.removed = cur.rowcount
+                self._conn.execute(
+                    "UPDATE runs SET added = ?, revived = ?, changed = ?, unchanged = ?, removed = ? "
+                    "WHERE id = ?",
+                    (self.added, self.revived, self.changed, self.unchanged, self.removed, self.id),
+                )
+            except sqlite3.Error as exc:
+                self.rollback()
+                raise _sqlite_error(self.store.path, exc, self.store.timeout) from None
+            except BaseException:
+                self.rollback()
+                raise
+            self._finalized = True
+        return self.summary()
+
+    def commit_after(self, publish: Callable[[], T]) -> T:
+        """Two-phase end of a run: finalize (everything written, but not committed), call `publish` (for
+        example `writer.close`, which renames the sitemaps into place), then commit. If `publish` raises,
+        the run is rolled back and the exception propagates: the store is left as it was.
+
+        The one window left: a crash after `publish` returned and before the COMMIT (one WAL append and
+        fsync) leaves new sitemaps with the old state; the next run then sees the same changes again and
+        gives them its own `now`, so lastmods can only come out later than published, never earlier."""
+        self.finalize()
+        try:
+            result = publish()
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+        return result
+
+    def summary(self) -> RunInfo:
+        """The run's counts so far (`removed` is known once finalized)."""
+        return RunInfo(
+            self.id,
+            self._now_text,
+            self.lastmod_mode,
+            self.added,
+            self.revived,
+            self.changed,
+            self.unchanged,
+            self.removed,
+        )
+
+    def _check_open(self) -> None:
+        if not self._started:
+            raise UsageError("the run has not started (use it in a `with` block)")
+        if self.closed:
+            raise UsageError("the run is closed")
+
+    # -- the file cache -----------------------------------------------------------------------------
+
+    def file_cache(self, root: bytes, fingerprint: str, *, batch_size: int = CACHE_BATCH) -> FileCache:
+        """The file cache of the folder `root` (its real path, as bytes) for this run, holding what an
+        earlier run's scan made of each file. A different `fingerprint` (the options the results depend
+        on) than the stored one empties it. See `FileCache`."""
+        self._check_open()
+        if self._finalized:
+            raise UsageError("the run is finalized; nothing more can be observed")
+        for other in self._caches:  # an earlier scan of the folder in this run is over (if not closed)
+            if other.root == root:
+                other._detach()
+        cache = FileCache(self, root, fingerprint, batch_size)
+        self._caches.append(cache)
+        return cache
+
+    def _finish_caches(self) -> None:
+        """Write the caches' pending rows; in a run that scanned folders, forget the caches of the folders
+        it did not scan (their files are gone from the sitemaps, as their URLs are)."""
+        if not self._caches:
+            return
+        for cache in self._caches:
+            cache._flush()
+        used = {c.root_id for c in self._caches}
+        for (root_id,) in self._conn.execute("SELECT id FROM scan_roots").fetchall():
+            if root_id not in used:
+                self._conn.execute("DELETE FROM scan_files WHERE root_id = ?", (root_id,))
+                self._conn.execute("DELETE FROM scan_roots WHERE id = ?", (root_id,))
+
+    # -- observing ----------------------------------------------------------------------------------
+
+    def prefetch(self, urls: Iterable[str]) -> None:
+        """Read what the store holds for `urls` in a few queries, for the `observe` calls that follow
+        (one indexed query per 500 URLs instead of one per URL; each row read serves one `observe`).
+        Replaces what an earlier `prefetch` read, so memory stays bounded by the batch given."""
+        self._check_open()
+        self._prefetched.clear()
+        wanted = [u for u in dict.fromkeys(urls) if u not in self._pending]
+        for i in range(0, len(wanted), _PREFETCH_CHUNK):
+            chunk = wanted[i : i + _PREFETCH_CHUNK]
+            self._prefetched.update(dict.fromkeys(chunk))
+            sql = _SELECT_MANY.format(marks=",".join("?" * len(chunk)))
+            for row in self._conn.execute(sql, chunk):
+                self._prefetched[row[0]] = row[1:]
+
+    def observe(
+        self,
+        url: str,
+        *,
+        content_hash: str | None,
+        source_lastmod: Lastmod | None = None,
+        mtime: float | None = None,
+        git_time: Lastmod | None = None,
+    ) -> Lastmod | None:
+        """Record that `url` is in this run and return the lastmod to publish for it.
+
+        `url` should be normalised (as the writer publishes it). By mode:
+
+        - `content`: the stored lastmod while `content_hash` is unchanged (a `None` hash is "unknown" and
+          changes nothing). A new URL gets `source_lastmod` if given, else the run's `now`. Changed
+          content gets `source_lastmod` if given and later than the stored lastmod (the source knows when
+          it changed), else `now` (a source date that did not move is stale). A revived URL keeps its old
+          lastmod when its content is unchanged.
+        - `source`: `source_lastmod` as given.
+        - `mtime`: `mtime` (whole seconds, UTC); without it, `source_lastmod`.
+        - `git`: `git_time`; without it, `mtime`, then `source_lastmod`.
+        """
+        if self._finalized:
+            raise UsageError("the run is finalized; nothing more can be observed")
+        self._check_open()
+        row = self._pending.get(url)
+        if row is not None:
+            stored_hash, stored_text, first_seen, added_run, changed_run, seen_run, removed_run = (
+                row[1],
+                row[2],
+                row[3],
+                row[5],
+                row[6],
+                self.id,  # pending rows were all observed in this run (row[7] is 0 for a "seen only" row)
+                None,
+            )
+        else:
+            found = self._prefetched.pop(url, _UNKNOWN)
+            if found is _UNKNOWN:
+                found = self._lookup.execute(_SELECT, (url,)).fetchone()
+            if found is None:
+                stored_hash = stored_text = first_seen = removed_run = None
+                added_run = changed_run = seen_run = 0
+            else:
+                stored_hash, stored_text, first_seen, added_run, changed_run, seen_run, removed_run = found
+        stored = _load(stored_text)
+        is_new = first_seen is None
+        revived = removed_run is not None
+        hash_changed = content_hash is not None and stored_hash is not None and content_hash != stored_hash
+        mode = self.lastmod_mode
+        lastmod: Lastmod | None
+        if mode == "content":
+            if is_new:
+                lastmod = source_lastmod if source_lastmod is not None else self.now
+            elif hash_changed:
+                if source_lastmod is not None and (
+                    stored is None or sort_key(source_lastmod) > sort_key(stored)
+                ):
+                    lastmod = source_lastmod
+                else:
+                    lastmod = self.now
+            else:
+                lastmod = stored if stored is not None else source_lastmod
+        elif mode == "source":
+            lastmod = source_lastmod
+        elif mode == "mtime":
+            lastmod = _from_timestamp(mtime) if mtime is not None else source_lastmod
+        else:
+            lastmod = (
+                git_time
+                if git_time is not None
+                else _from_timestamp(mtime)
+                if mtime is not None
+                else source_lastmod
+            )
+        if lastmod is None:
+            text = None
+        elif lastmod is stored:
+            text = stored_text
+        elif lastmod is self.now:
+            text = self._now_text
+        else:
+            text = format_w3c(lastmod)
+        new_hash = content_hash if content_hash is not None else stored_hash
+        if seen_run == self.id:  # observed before in this run: update the state, count once
+            if text != stored_text or new_hash != stored_hash:
+                changed_run = self.id
+        elif is_new or revived:
+            added_run = changed_run = self.id
+            self.added += 1
+            self.revived += revived
+        elif text != stored_text or hash_changed:
+            changed_run = self.id
+            self.changed += 1
+        else:
+            self.unchanged += 1
+            if row is None:  # nothing but "seen" changes: a cheaper write
+                self._pending[url] = (
+                    url,
+                    new_hash,
+                    text,
+                    first_seen,
+                    self._now_text,
+                    added_run,
+                    changed_run,
+                    0,
+                )
+                if len(self._pending) >= self._batch:
+                    self._flush()
+                return lastmod
+        self._pending[url] = (
+            url,
+            new_hash,
+            text,
+            first_seen or self._now_text,
+            self._now_text,
+            added_run,
+            changed_run,
+            self.id,
+        )
+        if len(self._pending) >= self._batch:
+            self._flush()
+        return lastmod
+
+    def _flush(self) -> None:
+        if self._pending:
+            rows = self._pending.values()
+            self._conn.executemany(_UPSERT, (r for r in rows if r[7]))
+            self._conn.executemany(_TOUCH, ((self._now_text, self.id, r[0]) for r in rows if not r[7]))
+            self._pending.clear()
+
+
+FileStamp = tuple[int, int, int, int]
+"""What identifies a file's content without reading it: size, mtime and ctime (ns), inode."""
+CachedFile = tuple[str | None, str | None]
+"""What `FileCache.get` returns for a file it knows unchanged: the stored content hash and data."""
+
+
+def file_stamp(st: os.stat_result) -> FileStamp:
+    """The `FileStamp` of a `stat` result. A rewrite changes the mtime and the ctime (which no program
+    can set back), a replacement the inode."""
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+class FileCache:
+    """What the scans of one folder made of each file, kept in the state store so that a rerun need not
+    read a file again while its stamp (size, mtime and ctime in ns, inode) is the one it had when read.
+
+    Create it with `StateRun.file_cache`. Keys are opaque bytes, one per file, that must come to `get` in
+    ascending order (`scan_folder` derives them from its sorted walk). The stored rows are read in the
+    same order, a batch at a time, beside the walk (a merge join): nothing grows with the number of
+    files, and the rows of files the walk no longer meets are deleted as it passes them (the rest by
+    `close`). Every write belongs to the run's transaction, so a run that fails leaves the cache as it
+    was; one that never calls `close` only keeps some rows it could have deleted."""
+
+    def __init__(self, run: StateRun, root: bytes, fingerprint: str, batch_size: int) -> None:
+        self.root = root
+        self._conn = run._conn
+        self._batch = max(1, batch_size)
+        row = self._conn.execute("SELECT id, fingerprint FROM scan_roots WHERE root = ?", (root,)).fetchone()
+        if row is None:
+            cur = self._conn.execute(
+                "INSERT INTO scan_roots (root, fingerprint) VALUES (?, ?)", (root, fingerprint)
+            )
+            self.root_id = int(cur.lastrowid or 0)
+        else:
+            self.root_id = int(row[0])
+            if row[1] != fingerprint:
+                self._conn.execute("DELETE FROM scan_files WHERE root_id = ?", (self.root_id,))
+                self._conn.execute(
+                    "UPDATE scan_roots SET fingerprint = ? WHERE id = ?", (fingerprint, self.root_id)
+                )
+        self._rows: list[tuple[Any, ...]] = []
+        self._pos = 0
+        self._done = False
+        self._upto: bytes | None = None  # the last key read from the table
+        self._last: bytes | None = None  # the last key asked for
+        self._puts: list[tuple[Any, ...]] = []
+        self._deletes: list[tuple[int, bytes]] = []
+        self.hits = self.misses = 0
+        self.closed = False
+        self._detached = False
+
+    def get(self, key: bytes, stamp: FileStamp) -> CachedFile | None:
+        """The stored `(content_hash, data)` of the file `key` if it was stored, trusted, with this stamp;
+        else None."""
+        if self._detached:
+            return None
+        if self._last is not None and key <= self._last:  # out of order: look it up alone
+            if (self.root_id, key) in self._deletes:  # passed as gone a moment ago: it is not
+                self._deletes.remove((self.root_id, key))
+            found = self._conn.execute(_FILES_ONE, (self.root_id, key)).fetchone()
+            return self._valid(found, stamp)
+        self._last = key
+        while True:
+            if self._pos >= len(self._rows):
+                if self._done:
+                    return self._valid(None, stamp)
+                self._fetch()
+                continue
+            row = self._rows[self._pos]
+            if row[0] > key:
+                return self._valid(None, stamp)
+            self._pos += 1
+            if row[0] == key:
+                return self._valid(row, stamp)
+            self._deletes.append((self.root_id, row[0]))  # a file the walk no longer has
+
+    def _valid(self, row: tuple[Any, ...] | None, stamp: FileStamp) -> CachedFile | None:
+        if row is not None and row[1:5] == stamp:
+            self.hits += 1
+            return row[5], row[6]
+        self.misses += 1
+        return None
+
+    def _fetch(self) -> None:
+        self._flush()
+        if self._upto is None:
+            rows = self._conn.execute(_FILES_FIRST, (self.root_id, self._batch)).fetchall()
+        else:
+            rows = self._conn.execute(_FILES_NEXT, (self.root_id, self._upto, self._batch)).fetchall()
+        self._rows, self._pos = rows, 0
+        if rows:
+            self._upto = rows[-1][0]
+        if len(rows) < self._batch:
+            self._done = True
+
+    def put(
+        self,
+        key: bytes,
+        stamp: FileStamp,
+        content_hash: str | None,
+        data: str | None,
+        *,
+        trusted: bool = True,
+    ) -> None:
+        """Remember what the file `key` gave when it had this stamp. `trusted=False` stores it so that a
+        later `get` misses: for a file modified too recently to be sure that the content read is the
+        content its mtime stands for (the next modification may not move the mtime)."""
+        if self.closed:
+            raise UsageError("the file cache is closed")
+        if self._detached:
+            return
+        size, mtime_ns, ctime_ns, ino = stamp
+        self._puts.append(
+            (self.root_id, key, size, mtime_ns if trusted else None, ctime_ns, ino, content_hash, data)
+        )
+        if len(self._puts) >= self._batch:
+            self._flush()
+
+    def _detach(self) -> None:
+        """Write what is pending and stop: another cache of the same folder takes over (perhaps with
+        other options, which empty the table). A detached cache misses and keeps nothing."""
+        self._flush()
+        self._detached = True
+        self._rows, self._pos, self._done = [], 0, True
+
+    def close(self) -> None:
+        """End the walk: delete the rows of the files it did not reach, and write what is pending."""
+        if self.closed:
+            return
+        if self._detached:
+            self.closed = True
+            return
+        self.closed = True
+        self._deletes.extend((self.root_id, row[0]) for row in self._rows[self._pos :])
+        self._rows, self._pos = [], 0
+        if not self._done:
+            bounds = [k for k in (self._upto, self._last) if k is not None]
+            if bounds:
+                self._conn.execute(
+                    "DELETE FROM scan_files WHERE root_id = ? AND key > ?", (self.root_id, max(bounds))
+                )
+            else:
+                self._conn.execute("DELETE FROM scan_files WHERE root_id = ?", (self.root_id,))
+            self._done = True
+        self._flush()
+
+    def _flush(self) -> None:
+        if self._deletes:
+            self._conn.executemany("DELETE FROM scan_files WHERE root_id = ? AND key = ?", self._deletes)
+            self._deletes.clear()
+        if self._puts:
+            self._conn.executemany(_FILES_PUT, self._puts)
+            self._puts.clear()
+
+
+# -- git ------------------------------------------------------------------------------------------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise InputError("git is not installed, but --lastmod git needs it") from None
+    if proc.returncode != 0:
+        raise InputError(f"{repo}: git {args[0]} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def _tokens(stream: Iterable[bytes]) -> Iterator[str]:
+    """NUL-separated tokens of a byte stream read in chunks."""
+    rest = b""
+    for chunk in stream:
+        parts = (rest + chunk).split(b"\0")
+        rest = parts.pop()
+        for part in parts:
+            yield os.fsdecode(part)
+    if rest:
+        yield os.fsdecode(rest)
+
+
+def git_last_commit_times(
+    repo_dir: str | os.PathLike[str],
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    on_diagnostic: DiagnosticHandler | None = None,
+) -> dict[str, dt.datetime]:
+    """The time (committer date, UTC) of the last commit that changed each file's content, from ONE
+    `git log --name-status -M` pass over the history, newest first, stopped as soon as every file is found.
+
+    Keys are the paths as given (`str(path)`); relative paths are taken from `repo_dir`.
+    - Renames are followed: a pure rename (100% similar) is not a change, so the file keeps the time of
+      the last change under its old name; a rename with edits counts as a change.
+    - A file with uncommitted changes, or not committed at all, gets its mtime, with a `lastmod-fallback`
+      warning; a file that does not exist is left out, with a `read-error`.
+    - Raises `InputError` when `repo_dir` is not inside a git repository or git is missing.
+    """
+
+    def report(code: str, message: str, source: str) -> None:
+        if on_diagnostic is not None:
+            on_diagnostic(Diagnostic.make(code, message, source=source))
+
+    repo = Path(repo_dir)
+    if not repo.is_dir():
+        raise InputError(f"{repo}: not a folder")
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise InputError("git is not installed, but --lastmod git needs it") from None
+    if proc.returncode != 0:
+        raise InputError(f"{repo}: not inside a git repository (--lastmod git needs one)")
+    top = Path(proc.stdout.strip()).resolve()
+    wanted: dict[str, list[str]] = {}  # path in the repo (at the commit being read) -> keys asking for it
+    result: dict[str, dt.datetime] = {}
+    for p in paths:
+        key = str(p)
+        full = (repo / p).resolve()
+        if not full.is_file():
+            report("read-error", f"{key}: no such file; it gets no lastmod from git", key)
+            continue
+        try:
+            rel = full.relative_to(top).as_posix()
+        except ValueError:
+            raise InputError(f"{key}: outside the git repository at {top}") from None
+        wanted.setdefault(rel, []).append(key)
+    if not wanted:
+        return result
+    dirty: dict[str, str] = {}  # path -> porcelain status ("??" untracked)
+    status = _git(top, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames")
+    for entry in status.split("\0"):
+        if len(entry) > 3:
+            dirty[entry[3:]] = entry[:2]
+    if _git(top, "rev-parse", "--is-shallow-repository").strip() == "true":
+        report(
+            "git-shallow",
+            "the repository is a shallow clone: files last changed before its oldest commit get that "
+            "commit's time (fetch the full history for exact times)",
+            str(top),
+        )
+    for rel in [r for r in wanted if r in dirty]:
+        what = "is not committed to git" if dirty[rel] == "??" else "has uncommitted changes"
+        for key in wanted.pop(rel):
+            result[key] = _from_timestamp((repo / key).stat().st_mtime)
+            report("lastmod-fallback", f"{key}: {what}; its mtime is used as lastmod", key)
+    has_head = (
+        subprocess.run(
+            ["git", "-C", str(top), "rev-parse", "-q", "--verify", "HEAD"], capture_output=True
+        ).returncode
+        == 0
+    )
+    if wanted and has_head:
+        log = subprocess.Popen(
+            [
+                "git",
+                "-C",
+                str(top),
+                "-c",
+                "core.quotepath=off",
+                "log",
+                "-z",
+                "-M",
+                "--name-status",
+                "--format=%x1e%ct",
+                "HEAD",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert log.stdout is not None
+        try:
+            when: dt.datetime | None = None
+            tokens = _tokens(iter(functools.partial(log.stdout.read, 1 << 16), b""))
+            for token in tokens:
+                token = token.lstrip("\n")
+                if token.startswith("\x1e"):
+                    when = _from_timestamp(int(token[1:]))
+                    continue
+                if not token or when is None:
+                    continue
+                kind = token[0]
+                if kind in "RC":
+                    old, new = next(tokens), next(tokens)
+                    if new in wanted:
+                        keys = wanted.pop(new)
+                        if kind == "R" and token[1:] == "100":
+                            wanted.setdefault(old, []).extend(keys)  # a pure rename: follow the old name
+                        else:
+                            for key in keys:
+                                result[key] = when
+                else:
+                    path = next(tokens)
+                    if kind != "D" and path in wanted:
+                        for key in wanted.pop(path):
+                            result[key] = when
+                if not wanted:
+                    break
+        finally:
+            log.stdout.close()
+            if log.poll() is None:
+                log.terminate()
+            log.wait()
+    for keys in wanted.values():  # never committed (untracked, or only under a name no commit has)
+        for key in keys:
+            if key in result:
+                continue
+            result[key] = _from_timestamp((repo / key).stat().st_mtime)
+            report("lastmod-fallback", f"{key}: not committed to git; its mtime is used as lastmod", key)
+    return result

@@ -1,0 +1,797 @@
+"""The sitemap writer: streams entries into files that roll over at the protocol's limits, gzips them,
+writes the index, and publishes the set atomically.
+
+Files are written under temporary names in the output folder and renamed into place only when the whole
+set is complete (children first, index last). A manifest (`.sitemapkit-manifest.json`) records what was
+published, so a rerun removes the sitemaps it wrote before and no longer writes, and never touches any
+other file in the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import gzip
+import json
+import os
+import re
+import secrets
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+from xxhash import xxh3_64_intdigest
+
+from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URL_LENGTH, MAX_URLS
+from sitemapkit.core.dates import format_w3c, parse_w3c, sort_key
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
+from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
+from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
+from sitemapkit.core.urls import Scope
+from sitemapkit.generator.pipeline import Pipeline
+from sitemapkit.generator.rules import UrlRules
+from sitemapkit.generator.serialize import (
+    escape_url,
+    prefixes_of,
+    render_index_entry,
+    render_url,
+    xml_footer,
+    xml_header,
+)
+from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord, entry_from_text
+
+if TYPE_CHECKING:
+    from sitemapkit.generator.hreflang import HreflangGroups, Spilled
+    from sitemapkit.generator.robots import RobotsResult
+
+IndexMode = Literal["auto", "always", "never"]
+HreflangMode = Literal["keep", "complete"]
+_CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
+
+
+def manifest_name(name: str) -> str:
+    """The manifest of the set of files named `name` (one per prefix, so several sets can share a folder)."""
+    return f".sitemapkit-{name}.json"
+
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
+_COPY_CHUNK = 1 << 20
+_FOOTER = len(xml_footer("urlset").encode())
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapFile:
+    """One published file: where it is, its public URL, what it holds."""
+
+    path: Path
+    url: str
+    urls: int
+    bytes: int
+    """Uncompressed size, header and footer included."""
+    lastmod: Lastmod | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "url": self.url,
+            "urls": self.urls,
+            "bytes": self.bytes,
+            "lastmod": format_w3c(self.lastmod) if self.lastmod is not None else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    """What a run published: the sitemaps, the index (if any), totals and diagnostics."""
+
+    files: tuple[SitemapFile, ...]
+    index: SitemapFile | None
+    urls: int
+    rejected: int
+    duplicates: int
+    removed: tuple[str, ...]
+    errors: int
+    warnings: int
+    diagnostics: tuple[Diagnostic, ...] = field(repr=False)
+    stylesheet: Path | None = None
+    sources: dict[str, Any] | None = None
+    """What `generate` read: lines, folder pages (and why some were skipped), log lines, state changes."""
+    unchanged: tuple[str, ...] = ()
+    """Files whose new bytes equal the published ones: left in place, not rewritten (mtime kept)."""
+    filtered: int = 0
+    """URLs left out by include/exclude rules (not an error)."""
+    robots: RobotsResult | None = None
+    """What `generate(..., robots=PATH)` did to robots.txt after publishing."""
+
+    @property
+    def entry_url(self) -> str:
+        """The URL to submit (robots.txt `Sitemap:` line, Search Console): the index, or the only sitemap."""
+        return self.index.url if self.index is not None else self.files[0].url
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": [f.to_dict() for f in self.files],
+            "index": self.index.to_dict() if self.index is not None else None,
+            "entry_url": self.entry_url,
+            "totals": {
+                "files": len(self.files),
+                "urls": self.urls,
+                "bytes": sum(f.bytes for f in self.files),
+                "rejected": self.rejected,
+                "duplicates": self.duplicates,
+                "filtered": self.filtered,
+                "errors": self.errors,
+                "warnings": self.warnings,
+            },
+            "removed": list(self.removed),
+            "unchanged": list(self.unchanged),
+            "stylesheet": str(self.stylesheet) if self.stylesheet else None,
+            "sources": self.sources,
+            "robots": self.robots.to_dict() if self.robots is not None else None,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
+
+
+@dataclass(slots=True)
+class _Part:
+    """A sitemap being filled: its body spools to a temporary file until the header is known."""
+
+    spool: Path
+    handle: IO[bytes]
+    urls: int = 0
+    news: int = 0
+    body: int = 0
+    prefixes: frozenset[str] = frozenset()
+    header: int = 0
+    newest: Lastmod | str | None = None
+    """The newest lastmod, as a value or as canonical text (fast lane)."""
+    newest_key: str = ""
+    """UTC `YYYY-MM-DDTHH:MM:SS[.ffffff]` of `newest`: such strings sort in time order."""
+
+
+@dataclass(slots=True)
+class _Done:
+    temp: Path
+    urls: int
+    bytes: int
+    lastmod: Lastmod | None
+
+
+class SitemapWriter:
+    """Write sitemaps for the site whose sitemaps are published at `base_url` (a folder URL) into `out_dir`.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     with SitemapWriter(out, "https://example.com/") as w:
+    ...         w.add("https://example.com/", lastmod="2024-05-01")
+    ...         w.add("/about")
+    ...     w.result.entry_url
+    True
+    True
+    'https://example.com/sitemap.xml'
+
+    Every URL is normalised, kept in scope (the folder of `base_url`, plus `allow_hosts`) and written once.
+    On leaving the `with` block normally the set is published; on an exception nothing is.
+    With `strict`, any error or warning means nothing is published (`StrictModeError`).
+    Extension data a validator would reject (a video without a title, an invalid hreflang, news older than
+    two days as of `now`, ...) is left out with a diagnostic, and a file holds at most 1,000 news URLs.
+    """
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike[str],
+        base_url: str,
+        *,
+        gzip: bool = False,
+        gzip_level: int = 6,
+        max_urls: int = MAX_URLS,
+        max_bytes: int = MAX_BYTES,
+        index: IndexMode = "auto",
+        name: str = "sitemap",
+        xsl: str | None = None,
+        allow_hosts: Iterable[str] = (),
+        strict: bool = False,
+        dedupe: bool = True,
+        hreflang: HreflangMode = "keep",
+        rules: UrlRules | None = None,
+        on_diagnostic: DiagnosticHandler | None = None,
+        now: dt.datetime | None = None,
+    ) -> None:
+        if not 1 <= max_urls <= MAX_URLS:
+            raise UsageError(f"max_urls must be from 1 to {MAX_URLS:,} (got {max_urls:,})")
+        if not 1 <= max_bytes <= MAX_BYTES:
+            raise UsageError(f"max_bytes must be from 1 to {MAX_BYTES:,} (got {max_bytes:,})")
+        if index not in ("auto", "always", "never"):
+            raise UsageError(f"index must be auto, always or never (got {index!r})")
+        if not _NAME.fullmatch(name) or ".." in name:
+            raise UsageError(f"name must be a plain file name prefix such as 'sitemap' (got {name!r})")
+        if not 0 <= gzip_level <= 9:
+            raise UsageError(f"gzip_level must be from 0 to 9 (got {gzip_level})")
+        if hreflang not in ("keep", "complete"):
+            raise UsageError(f"hreflang must be keep or complete (got {hreflang!r})")
+        self.out_dir = Path(out_dir)
+        self.scope = Scope(base_url, tuple(allow_hosts))
+        self.base_url = self.scope.folder
+        self.gzip = gzip
+        self.gzip_level = gzip_level
+        self.max_urls = max_urls
+        self.max_bytes = max_bytes
+        self.index_mode: IndexMode = index
+        self.name = name
+        self.strict = strict
+        self.log = DiagnosticLog(on_diagnostic)
+        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe, now=now, rules=rules)
+        self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
+        self.xsl_default = xsl == "default"
+        self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
+        self._suffix = ".xml.gz" if gzip else ".xml"
+        self._token = secrets.token_hex(4)
+        self._temps: list[Path] = []
+        self._done: list[_Done] = []
+        self._part: _Part | None = None
+        self._assembler: ThreadPoolExecutor | None = None
+        self._assembling: list[Future[None]] = []
+        self._closed = False
+        self._header_cache: dict[frozenset[str], int] = {}
+        self.result: PublishResult | None = None
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
+        if not self.out_dir.is_dir():
+            raise PublishError(f"{self.out_dir}: not a folder")
+        self._groups: HreflangGroups | None = None
+        if hreflang == "complete":
+            from sitemapkit.generator.hreflang import HreflangGroups
+
+            self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
+
+    # -- adding -------------------------------------------------------------------------------------
+
+    def add(
+        self,
+        loc: str,
+        lastmod: Lastmod | str | None = None,
+        changefreq: str | None = None,
+        priority: float | None = None,
+        *,
+        images: Iterable[Image] = (),
+        videos: Iterable[Video] = (),
+        news: News | None = None,
+        alternates: Iterable[Alternate] = (),
+    ) -> bool:
+        """Add one URL. `lastmod` may be a W3C Datetime string. Returns False when the URL was left out
+        (a diagnostic says why: invalid, out of scope, duplicate)."""
+        if isinstance(lastmod, str):
+            lastmod = parse_w3c(lastmod, allow_naive=True)
+        entry = UrlEntry(
+            loc, lastmod, changefreq, priority, tuple(images), tuple(videos), news, tuple(alternates)
+        )
+        return self.add_entry(entry)
+
+    def add_entry(self, entry: UrlEntry, lastmod: Callable[[UrlEntry], Lastmod | None] | None = None) -> bool:
+        """Add one entry (see `add`). `lastmod`, if given, is called with the entry once it is accepted
+        (normalised, in scope, not a duplicate) and decides its `<lastmod>` (the state store does this)."""
+        if self._closed:
+            raise UsageError("the writer is closed")
+        ready = self.pipeline.process(entry)
+        if ready is None:
+            return False
+        if lastmod is not None:
+            value = lastmod(ready)
+            if value != ready.lastmod:
+                ready = UrlEntry(  # positional: several times cheaper than dataclasses.replace
+                    ready.loc,
+                    value,
+                    ready.changefreq,
+                    ready.priority,
+                    ready.images,
+                    ready.videos,
+                    ready.news,
+                    ready.alternates,
+                    ready.sitemap,
+                    ready.line,
+                )
+        needs = (
+            prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
+        )
+        key = _key(ready.lastmod) if ready.lastmod is not None else ""
+        if self._groups is not None:
+            self._groups.add(ready, render_url(ready), needs, key)  # written at close, its group complete
+            return True
+        return self._write(render_url(ready).encode("utf-8"), needs, key, ready.lastmod, ready)
+
+    def add_record(self, record: TextRecord) -> bool:
+        """Add one URL given as text fields, as an input file spells them (bad optional fields are
+        reported and dropped)."""
+        return self.add_entry(entry_from_text(record, self.log))
+
+    def _write(
+        self,
+        data: bytes,
+        needs: set[str] | None,
+        key: str,
+        lastmod: Lastmod | str | None,
+        entry: UrlEntry | Spilled | None,
+    ) -> bool:
+        part = self._part
+        if part is not None:
+            prefixes = part.prefixes | needs if needs else part.prefixes
+            header = self._header_len(prefixes) if needs else part.header
+            if (
+                part.urls >= self.max_urls
+                or header + part.body + len(data) + _FOOTER > self.max_bytes
+                or (entry is not None and entry.news is not None and part.news >= MAX_NEWS_PER_SITEMAP)
+            ):
+                self._finish_part()
+                part = None
+        if part is None:
+            prefixes = frozenset(needs or ())
+            header = self._header_len(prefixes)
+            if header + len(data) + _FOOTER > self.max_bytes:
+                self.pipeline.accepted -= 1
+                self.pipeline.rejected += 1
+                self.log.add(
+                    Diagnostic.make(
+                        "file-too-large",
+                        f"this one entry takes {len(data):,} bytes, more than a sitemap may hold "
+                        f"({self.max_bytes:,}); it is left out",
+                        source=entry.sitemap if entry else None,
+                        line=entry.line if entry else None,
+                        url=entry.loc if entry else None,
+                    )
+                )
+                return False
+            part = self._part = self._new_part()
+        part.prefixes = prefixes
+        part.header = header
+        part.handle.write(data)
+        part.body += len(data)
+        part.urls += 1
+        if entry is not None and entry.news is not None:
+            part.news += 1
+        if key and key > part.newest_key:
+            part.newest, part.newest_key = lastmod, key
+        return True
+
+    def add_lines(
+        self,
+        lines: list[str],
+        first_line: int,
+        parse_line: Callable[[str, int], TextRecord | None],
+        *,
+        clean: bool = False,
+    ) -> None:
+        """Add a batch of URL-list lines (`first_line` is the number of `lines[0]`).
+
+        This is the hot loop of `generate`. A line in canonical form, `URL` or `URL<TAB>LASTMOD` with a
+        normalised in-scope URL and a lastmod as the writer writes it, is written inline when it fits the
+        current file; any other line is parsed by `parse_line` and goes through `add_record`. The output
+        is the same either way (a property test holds the two paths to it). `clean` says every character
+        of the batch is a canonical URL character, TAB or newline, which spares the per-line URL check.
+        """
+        if self._closed:
+            raise UsageError("the writer is closed")
+        if self.pipeline.rules is not None or self._groups is not None:
+            for index, line in enumerate(lines):  # every entry must go through the rules or the groups
+                record = parse_line(line, first_line + index)
+                if record is not None:
+                    self.add_record(record)
+            return
+        folder = escape_url(self.scope.folder)
+        canon_url = CANONICAL_URL.fullmatch
+        canon_time = _CANON_UTC_TIME.fullmatch
+        days = self._days
+        known_day = self._known_day
+        deduper = self.pipeline.deduper
+        seen = deduper._seen if deduper is not None else set()
+        # Escape the whole batch at once (in C): the inline path works on escaped text, and the
+        # deduper hashes escaped URLs on every path, so both paths agree.
+        text = "\n".join(lines)
+        escaped = lines
+        if "&" in text or "'" in text:
+            escaped = text.replace("&", "&amp;").replace("'", "&apos;").split("\n")
+        # The inline path keeps the current file's counters in locals and its output in `pending`
+        # (canonical text is ASCII, so a string's length is its size in bytes); `sync` hands them back
+        # to the part before the general path runs. Canonical lastmods are dates (10 characters) or UTC
+        # date-times (25): within each kind, string order is time order.
+        part: _Part | None = None
+        pending: list[str] = []
+        urls = size = limit_urls = limit_size = accepted = 0
+        newest_date = newest_time = ""
+        date_at = time_at = 0  # where each first appeared: equal instants keep the earlier, as `_write` does
+
+        def sync() -> None:
+            nonlocal part, accepted, newest_date, newest_time
+            if part is not None:
+                part.handle.write("".join(pending).encode())
+                part.urls, part.body = urls, size - part.header
+                pending.clear()
+                candidates = sorted(
+                    (at, value, key)
+                    for at, value, key in (
+                        (date_at, newest_date, newest_date + "T00:00:00"),
+                        (time_at, newest_time, newest_time[:19]),
+                    )
+                    if value
+                )
+                for _, value, key in candidates:
+                    if key > part.newest_key:
+                        part.newest, part.newest_key = value, key
+                part = None
+            newest_date = newest_time = ""
+            self.pipeline.accepted += accepted
+            accepted = 0
+
+        def general(index: int) -> None:
+            nonlocal part, urls, size, limit_urls, limit_size
+            sync()
+            record = parse_line(lines[index], first_line + index)
+            if record is not None:
+                self.add_record(record)
+            part = self._part
+            if part is not None and deduper is not None:
+                urls, size = part.urls, part.header + part.body
+                limit_urls, limit_size = self.max_urls, self.max_bytes - _FOOTER
+            else:
+                part = None
+
+        for index, line in enumerate(escaped):
+            loc, tab, lastmod = line.partition("\t")
+            if (
+                part is None
+                or not loc.startswith(folder)
+                or len(loc) >= MAX_URL_LENGTH
+                or "/." in loc  # a dot segment, which normalize_url removes
+                or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
+            ):
+                general(index)
+                continue
+            if not tab:
+                xml = f"<url><loc>{loc}</loc></url>\n"
+            elif (len(lastmod) == 10 and (days.get(lastmod) or known_day(lastmod))) or (
+                len(lastmod) == 25
+                and (days.get(lastmod[:10]) or known_day(lastmod[:10]))
+                and canon_time(lastmod, 10) is not None
+            ):
+                xml = f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod></url>\n"
+            else:
+                general(index)
+                continue
+            key = xxh3_64_intdigest(loc.encode())
+            if urls >= limit_urls or size + len(xml) > limit_size or key in seen:
+                general(index)  # rolls over, or reports the duplicate
+                continue
+            seen.add(key)
+            accepted += 1
+            if tab:
+                if len(lastmod) == 10:
+                    if lastmod > newest_date:
+                        newest_date, date_at = lastmod, index
+                elif lastmod > newest_time:
+                    newest_time, time_at = lastmod, index
+            pending.append(xml)
+            urls += 1
+            size += len(xml)
+        sync()
+
+    def _known_day(self, day: str) -> bool:
+        """Whether `day` is a valid canonical date `YYYY-MM-DD` (remembered for up to 100,000 days)."""
+        valid = _CANON_DAY.fullmatch(day) is not None
+        if valid:
+            try:
+                dt.date.fromisoformat(day)
+            except ValueError:
+                valid = False
+        if len(self._days) < 100_000:
+            self._days[day] = valid
+        return valid
+
+    def add_many(self, entries: Iterable[UrlEntry]) -> int:
+        """Add entries; returns how many were accepted."""
+        return sum(1 for e in entries if self.add_entry(e))
+
+    # -- files --------------------------------------------------------------------------------------
+
+    def _header_len(self, prefixes: frozenset[str]) -> int:
+        n = self._header_cache.get(prefixes)
+        if n is None:
+            n = self._header_cache[prefixes] = len(xml_header("urlset", prefixes, self.xsl_href).encode())
+        return n
+
+    def _temp(self, label: str) -> Path:
+        path = self.out_dir / f".{label}.{self._token}.tmp"
+        self._temps.append(path)
+        return path
+
+    def _new_part(self) -> _Part:
+        spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
+        handle = open(spool, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
+        return _Part(spool, handle)
+
+    def _open_out(self, path: Path) -> tuple[IO[bytes], IO[bytes]]:
+        raw = open(path, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller
+        if not self.gzip:
+            return raw, raw
+        zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=self.gzip_level, mtime=0)
+        return zipped, raw  # type: ignore[return-value]
+
+    def _finish_part(self) -> None:
+        """Close the current file's body; its header, body and footer are assembled (and gzipped) in a
+        background thread while the next file fills: zlib releases the GIL, so compression overlaps the
+        Python work on a second core."""
+        part = self._part
+        assert part is not None
+        self._part = None
+        part.handle.close()
+        temp = self._temp(f"{self.name}-{len(self._done) + 1}")
+        header = xml_header("urlset", part.prefixes, self.xsl_href).encode()
+        newest = parse_w3c(part.newest) if isinstance(part.newest, str) else part.newest
+        self._done.append(_Done(temp, part.urls, len(header) + part.body + _FOOTER, newest))
+        if self._assembler is None:
+            self._assembler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-writer")
+        self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool))
+
+    def _assemble(self, temp: Path, header: bytes, spool: Path) -> None:
+        out, raw = self._open_out(temp)
+        try:
+            out.write(header)
+            with open(spool, "rb") as body:
+                while chunk := body.read(_COPY_CHUNK):
+                    out.write(chunk)
+            out.write(xml_footer("urlset").encode())
+            if out is not raw:
+                out.close()  # the gzip trailer
+            _sync(raw)  # on disk before the rename: after a power cut a file is whole, old or new
+        finally:
+            out.close()
+            raw.close()
+        spool.unlink()
+
+    def _wait_for_files(self) -> None:
+        """Wait until every file is assembled; re-raise the first failure."""
+        try:
+            for job in self._assembling:
+                job.result()
+        finally:
+            self._assembling.clear()
+
+    # -- publishing ---------------------------------------------------------------------------------
+
+    def close(self) -> PublishResult:
+        """Finish the files and publish the set atomically. Raises `PublishError` (nothing published)."""
+        if self._closed:
+            if self.result is None:
+                raise UsageError("the writer was aborted")
+            return self.result
+        self._closed = True
+        try:
+            if self._groups is not None:
+                groups, self._groups = self._groups, None
+                try:
+                    for item in groups.entries():
+                        self._write(item.data, item.needs, item.key, item.lastmod, item)
+                finally:
+                    groups.close()
+            if self._part is not None:
+                self._finish_part()
+            self._wait_for_files()
+            self.result = self._publish()
+            return self.result
+        except OSError as exc:
+            raise PublishError(
+                f"{exc.filename or self.out_dir}: cannot write ({exc.strerror or exc}); nothing was published"
+            ) from None
+        finally:
+            self._cleanup()
+
+    def abort(self) -> None:
+        """Discard everything written so far; the output folder is left as it was."""
+        self._closed = True
+        if self._groups is not None:
+            self._groups.close()
+            self._groups = None
+        if self._part is not None:
+            self._part.handle.close()
+            self._part = None
+        with contextlib.suppress(Exception):
+            self._wait_for_files()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._assembler is not None:
+            self._assembler.shutdown(wait=True)
+            self._assembler = None
+        for path in self._temps:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        self._temps.clear()
+
+    def __enter__(self) -> SitemapWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def _publish(self) -> PublishResult:
+        log = self.log
+        if self.strict and len(log):
+            raise StrictModeError(
+                f"strict mode: {log.errors} error(s) and {log.warnings} warning(s); nothing was published"
+            )
+        if not self._done:
+            raise PublishError("no URL was accepted, so there is nothing to publish; nothing was changed")
+        with_index = self.index_mode == "always" or (self.index_mode == "auto" and len(self._done) > 1)
+        if len(self._done) > MAX_URLS and with_index:
+            raise PublishError(
+                f"{len(self._done):,} sitemaps exceed the {MAX_URLS:,} an index may list "
+                "(too-many-sitemaps); nothing was published"
+            )
+        single = len(self._done) == 1 and not with_index
+        files: list[SitemapFile] = []
+        renames: list[tuple[Path, Path]] = []
+        for number, done in enumerate(self._done, start=1):
+            final = f"{self.name}{self._suffix}" if single else f"{self.name}-{number}{self._suffix}"
+            files.append(
+                SitemapFile(self.out_dir / final, self.base_url + final, done.urls, done.bytes, done.lastmod)
+            )
+            renames.append((done.temp, self.out_dir / final))
+        index_file: SitemapFile | None = None
+        if with_index:
+            final = f"{self.name}{self._suffix}"
+            temp = self._temp(final)
+            size = self._write_index(temp, files)
+            index_file = SitemapFile(self.out_dir / final, self.base_url + final, len(files), size, None)
+            renames.append((temp, self.out_dir / final))
+        stylesheet: Path | None = None
+        if self.xsl_default:
+            stylesheet = self.out_dir / f"{self.name}.xsl"
+            temp = self._temp(stylesheet.name)
+            temp.write_bytes(resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes())
+            renames.insert(0, (temp, stylesheet))
+        removed, unchanged = self._commit(renames)
+        return PublishResult(
+            files=tuple(files),
+            index=index_file,
+            urls=sum(f.urls for f in files),
+            rejected=self.pipeline.rejected,
+            duplicates=self.pipeline.duplicates,
+            removed=removed,
+            errors=log.errors,
+            warnings=log.warnings,
+            diagnostics=tuple(log.items),
+            stylesheet=stylesheet,
+            unchanged=unchanged,
+            filtered=self.pipeline.filtered,
+        )
+
+    def _write_index(self, temp: Path, files: list[SitemapFile]) -> int:
+        header = xml_header("sitemapindex", (), self.xsl_href).encode()
+        footer = xml_footer("sitemapindex").encode()
+        out, raw = self._open_out(temp)
+        size = len(header) + len(footer)
+        try:
+            out.write(header)
+            for f in files:
+                data = render_index_entry(IndexEntry(f.url, f.lastmod)).encode()
+                size += len(data)
+                out.write(data)
+            out.write(footer)
+            if out is not raw:
+                out.close()
+            _sync(raw)
+        finally:
+            out.close()
+            raw.close()
+        if size > MAX_BYTES:
+            raise PublishError(
+                f"the index would take {size:,} bytes (more than {MAX_BYTES:,}); nothing published"
+            )
+        return size
+
+    def _write_manifest(self, names: list[str]) -> None:
+        manifest = self.out_dir / manifest_name(self.name)
+        text = json.dumps({"version": 1, "files": names}, indent=1) + "\n"
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if manifest.read_text("utf-8") == text:
+                return  # already says so: an unchanged rebuild rewrites nothing
+        temp = self._temp(manifest.name)
+        temp.write_text(text, "utf-8")
+        os.replace(temp, manifest)
+        self._temps.remove(temp)
+
+    def _read_manifest(self) -> set[str]:
+        path = self.out_dir / manifest_name(self.name)
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            names = data["files"]
+        except FileNotFoundError:
+            return set()
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise PublishError(f"{path}: unreadable manifest ({exc}); remove it to start afresh") from None
+        return {n for n in names if isinstance(n, str) and _is_plain_name(n)}
+
+    def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Rename the finished files into place and record them; return the names removed and the names
+        left alone because their bytes did not change (an unchanged rebuild rewrites nothing, so mtimes,
+        ETags and caches stay valid). The manifest first names old and new files together, so a run
+        interrupted between two renames leaves every file accounted for (each one whole: old or new), and
+        the next run replaces or removes them."""
+        previous = self._read_manifest()
+        new_names = [final.name for _, final in renames]
+        for _, final in renames:
+            if final.name not in previous and (final.exists() or final.is_symlink()):
+                raise PublishError(
+                    f"{final} exists and was not written by sitemapkit; move it away or choose another "
+                    "--name. Nothing was published"
+                )
+        self._write_manifest(sorted(previous | set(new_names)))
+        unchanged: list[str] = []
+        for temp, final in renames:  # children first, index last: the index never names a missing file
+            if final.name in previous and _same_bytes(temp, final):
+                unchanged.append(final.name)
+                continue  # the temporary file goes with the others in _cleanup
+            os.replace(temp, final)
+            self._temps.remove(temp)
+        self._write_manifest(sorted(new_names))
+        _sync_folder(self.out_dir)
+        removed: list[str] = []
+        for stale in sorted(previous - set(new_names)):
+            path = self.out_dir / stale
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+                removed.append(stale)
+        return tuple(removed), tuple(unchanged)
+
+
+def _key(value: Lastmod) -> str:
+    instant = sort_key(value)
+    text = instant.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{instant.microsecond:06d}" if instant.microsecond else text
+
+
+def _sync(raw: IO[bytes]) -> None:
+    raw.flush()
+    os.fsync(raw.fileno())
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the renames in `folder` durable (POSIX; a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _same_bytes(new: Path, old: Path) -> bool:
+    """Whether the regular file `old` holds exactly the bytes of `new` (sizes first, then content)."""
+    try:
+        if old.is_symlink() or not old.is_file() or old.stat().st_size != new.stat().st_size:
+            return False
+        with open(new, "rb") as a, open(old, "rb") as b:
+            while chunk := a.read(_COPY_CHUNK):
+                if chunk != b.read(len(chunk)):
+                    return False
+        return True
+    except OSError:
+        return False
+
+
+def _is_plain_name(name: str) -> bool:
+    return "/" not in name and "\\" not in name and name not in ("", ".", "..") and not name.startswith(".")

@@ -1,0 +1,1 @@
+"""Telling the world: robots.txt `Sitemap:` lines, IndexNow, and serving sitemaps from a web app."""

@@ -1,0 +1,1 @@
+"""Reading sitemaps: fetch -> safety -> sniff -> parser -> walk over a tree -> export."""

@@ -1,0 +1,276 @@
+"""Entries as plain data: the JSONL shape (and its inverse), and JSONL and CSV writers.
+
+The JSONL shape of one `UrlEntry` (every top-level key always present):
+
+    {"loc": "https://example.com/a", "lastmod": "2024-05-01" | null, "changefreq": "daily" | null,
+     "priority": 0.8 | null, "sitemap": "https://example.com/sitemap.xml" | null,
+     "images": [{"loc": ..., "title": ...}], "videos": [{...}], "news": {...} | null,
+     "alternates": [{"hreflang": "en", "href": "https://..."}]}
+
+Inside `images`, `videos` and `news`, only the fields that are set appear; dates are W3C Datetime
+strings (`dates.format_w3c`); video `tags` is a list.
+
+CSV is flat: `loc, lastmod, changefreq, priority, images, videos, alternates, news, sitemap`, where
+`images`, `videos` and `alternates` are counts and `news` is 1 when the URL has a news block, else 0.
+Use JSONL for the extension data itself.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as dt
+import json
+from collections.abc import Iterable, Mapping
+from typing import IO, Any, Final
+
+from sitemapkit.core.dates import format_w3c, parse_w3c
+from sitemapkit.core.errors import InputError, InvalidDateError
+from sitemapkit.core.model import Alternate, Image, Lastmod, News, UrlEntry, Video
+
+CSV_COLUMNS: Final = (
+    "loc",
+    "lastmod",
+    "changefreq",
+    "priority",
+    "images",
+    "videos",
+    "alternates",
+    "news",
+    "sitemap",
+)
+
+_IMAGE_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Image))
+_VIDEO_FIELDS: Final = tuple(f.name for f in dataclasses.fields(Video))
+_NEWS_FIELDS: Final = tuple(f.name for f in dataclasses.fields(News))
+_VIDEO_DATES: Final = frozenset({"expiration_date", "publication_date"})
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, dt.date):  # datetime is a date too
+        return format_w3c(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def _set_fields(obj: object, names: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in names:
+        value = getattr(obj, name)
+        if value is not None and value != ():
+            out[name] = _plain(value)
+    return out
+
+
+def entry_to_dict(entry: UrlEntry) -> dict[str, Any]:
+    """The JSONL shape of `entry` (see the module docstring).
+
+    >>> entry_to_dict(UrlEntry("https://example.com/", priority=0.5))["priority"]
+    0.5
+    """
+    return {
+        "loc": entry.loc,
+        "lastmod": format_w3c(entry.lastmod) if entry.lastmod is not None else None,
+        "changefreq": entry.changefreq,
+        "priority": entry.priority,
+        "sitemap": entry.sitemap,
+        "images": [_set_fields(i, _IMAGE_FIELDS) for i in entry.images],
+        "videos": [_set_fields(v, _VIDEO_FIELDS) for v in entry.videos],
+        "news": _set_fields(entry.news, _NEWS_FIELDS) if entry.news is not None else None,
+        "alternates": [{"hreflang": a.hreflang, "href": a.href} for a in entry.alternates],
+    }
+
+
+def _bad(what: str, value: object) -> InputError:
+    return InputError(f"{what}: unexpected value {value!r}")
+
+
+def _str(d: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = d.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise _bad(f"{where}.{key}", value)
+
+
+def _date(d: Mapping[str, Any], key: str, where: str) -> Lastmod | None:
+    value = _str(d, key, where)
+    if value is None:
+        return None
+    try:
+        return parse_w3c(value)
+    except InvalidDateError as exc:
+        raise InputError(f"{where}.{key}: {exc}") from None
+
+
+def _number(d: Mapping[str, Any], key: str, where: str, kind: type[int] | type[float]) -> Any:
+    value = d.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _bad(f"{where}.{key}", value)
+    if kind is int and not float(value).is_integer():
+        raise _bad(f"{where}.{key}", value)
+    return kind(value)
+
+
+def _bool(d: Mapping[str, Any], key: str, where: str) -> bool | None:
+    value = d.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise _bad(f"{where}.{key}", value)
+
+
+def _objects(d: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    value = d.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+        raise _bad(key, value)
+    return value
+
+
+def _unknown(d: Mapping[str, Any], allowed: Iterable[str], where: str) -> None:
+    extra = sorted(set(d) - set(allowed))
+    if extra:
+        raise InputError(f"{where}: unknown field{'s' if len(extra) > 1 else ''} {', '.join(extra)}")
+
+
+def _image(d: Mapping[str, Any], where: str) -> Image:
+    _unknown(d, _IMAGE_FIELDS, where)
+    loc = _str(d, "loc", where)
+    if not loc:
+        raise InputError(f"{where}: an image needs a loc")
+    return Image(loc, *(_str(d, name, where) for name in _IMAGE_FIELDS[1:]))
+
+
+def _video(d: Mapping[str, Any], where: str) -> Video:
+    _unknown(d, _VIDEO_FIELDS, where)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(Video):
+        name = f.name
+        if name in _VIDEO_DATES:
+            values[name] = _date(d, name, where)
+        elif name in ("duration", "view_count"):
+            values[name] = _number(d, name, where, int)
+        elif name == "rating":
+            values[name] = _number(d, name, where, float)
+        elif name in ("family_friendly", "requires_subscription", "live"):
+            values[name] = _bool(d, name, where)
+        elif name == "tags":
+            tags = d.get("tags") or []
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+                raise _bad(f"{where}.tags", tags)
+            values[name] = tuple(tags)
+        else:
+            values[name] = _str(d, name, where)
+    return Video(**values)
+
+
+def _news(d: Mapping[str, Any]) -> News:
+    where = "news"
+    _unknown(d, _NEWS_FIELDS, where)
+    name, language, title = (_str(d, k, where) for k in ("publication_name", "publication_language", "title"))
+    date = _date(d, "publication_date", where)
+    if name is None or language is None or title is None or date is None:
+        raise InputError("news: needs publication_name, publication_language, publication_date and title")
+    return News(name, language, date, title, _str(d, "keywords", where), _str(d, "stock_tickers", where))
+
+
+def entry_from_dict(d: Mapping[str, Any]) -> UrlEntry:
+    """Build a `UrlEntry` from its JSONL shape (the inverse of `entry_to_dict`).
+
+    Missing keys take their defaults; a value of the wrong type or an unknown key raises `InputError`
+    naming the field. Values are not validated further (that is the validator's job).
+
+    >>> entry_from_dict({"loc": "https://example.com/", "lastmod": "2024-05-01"}).lastmod
+    datetime.date(2024, 5, 1)
+    """
+    if not isinstance(d, Mapping):
+        raise InputError(f"expected a JSON object, got {type(d).__name__}")
+    _unknown(
+        d,
+        ("loc", "lastmod", "changefreq", "priority", "sitemap", "images", "videos", "news", "alternates"),
+        "entry",
+    )
+    loc = _str(d, "loc", "entry")
+    if not loc:
+        raise InputError("entry: loc is missing or empty")
+    news = d.get("news")
+    if news is not None and not isinstance(news, Mapping):
+        raise _bad("news", news)
+    alternates: list[Alternate] = []
+    for i, a in enumerate(_objects(d, "alternates")):
+        hreflang, href = _str(a, "hreflang", f"alternates[{i}]"), _str(a, "href", f"alternates[{i}]")
+        if hreflang is None or href is None:
+            raise InputError(f"alternates[{i}]: needs hreflang and href")
+        alternates.append(Alternate(hreflang, href))
+    return UrlEntry(
+        loc=loc,
+        lastmod=_date(d, "lastmod", "entry"),
+        changefreq=_str(d, "changefreq", "entry"),
+        priority=_number(d, "priority", "entry", float),
+        images=tuple(_image(i, f"images[{n}]") for n, i in enumerate(_objects(d, "images"))),
+        videos=tuple(_video(v, f"videos[{n}]") for n, v in enumerate(_objects(d, "videos"))),
+        news=_news(news) if news is not None else None,
+        alternates=tuple(alternates),
+        sitemap=_str(d, "sitemap", "entry"),
+    )
+
+
+def entry_to_row(entry: UrlEntry) -> list[str]:
+    """The CSV row of `entry`, in `CSV_COLUMNS` order."""
+    return [
+        entry.loc,
+        format_w3c(entry.lastmod) if entry.lastmod is not None else "",
+        entry.changefreq or "",
+        "" if entry.priority is None else format(entry.priority, "g"),
+        str(len(entry.images)),
+        str(len(entry.videos)),
+        str(len(entry.alternates)),
+        "1" if entry.news is not None else "0",
+        entry.sitemap or "",
+    ]
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_quote: Any = json.encoder.encode_basestring
+
+
+def _json_or_null(value: str | None) -> str:
+    return "null" if value is None else str(_quote(value))
+
+
+def entry_to_json(entry: UrlEntry) -> str:
+    """`entry_to_dict(entry)` as one compact JSON line (without the newline), non-ASCII kept as is."""
+    if entry.images or entry.videos or entry.news is not None or entry.alternates:
+        return _dumps(entry_to_dict(entry))
+    # The common case, written directly: the same text as json.dumps, several times faster.
+    lastmod = "null" if entry.lastmod is None else '"' + format_w3c(entry.lastmod) + '"'
+    priority = "null" if entry.priority is None else _dumps(entry.priority)
+    return (
+        f'{{"loc":{_quote(entry.loc)},"lastmod":{lastmod},"changefreq":{_json_or_null(entry.changefreq)},'
+        f'"priority":{priority},"sitemap":{_json_or_null(entry.sitemap)},'
+        '"images":[],"videos":[],"news":null,"alternates":[]}'
+    )
+
+
+def write_jsonl(entries: Iterable[UrlEntry], out: IO[str]) -> int:
+    """Write one JSON object per line (`entry_to_dict`'s shape); returns how many."""
+    n = 0
+    for entry in entries:
+        out.write(entry_to_json(entry) + "\n")
+        n += 1
+    return n
+
+
+def write_csv(entries: Iterable[UrlEntry], out: IO[str], *, header: bool = True) -> int:
+    """Write CSV (`CSV_COLUMNS`, counts for the extensions); returns how many rows, header excluded."""
+    writer = csv.writer(out, lineterminator="\n")
+    if header:
+        writer.writerow(CSV_COLUMNS)
+    n = 0
+    for entry in entries:
+        writer.writerow(entry_to_row(entry))
+        n += 1
+    return n

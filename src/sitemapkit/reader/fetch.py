@@ -1,0 +1,489 @@
+"""The one HTTP stack of sitemapkit: httpx underneath, async inside, a small sync API on top.
+
+What it guarantees, whoever calls it:
+
+- http and https only, at every redirect hop; redirects are followed here (not by httpx) so that
+  each hop is recorded, with a maximum number of hops and loop detection;
+- bounded concurrency per host and in total;
+- retries with exponential backoff and jitter on 429, 5xx and connection errors, honouring
+  `Retry-After` (seconds or an HTTP date, capped); the sleep, the jitter and the clock are injectable;
+- connect and read timeouts; a cap on the bytes taken from the wire (the body is streamed and
+  reading stops past the cap);
+- `Content-Encoding` is decoded here exactly once, from the raw bytes, with its own size cap.
+  Whatever is left (a `.xml.gz` file is gzip *content*, even when also sent with
+  `Content-Encoding: gzip`) is for the parser to recognise by its magic bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from sitemapkit.core.constants import USER_AGENT
+from sitemapkit.core.errors import InputError
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
+"""Statuses worth asking again: rate limiting and transient server or gateway failures."""
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+CHUNK_SIZE = 64 * 1024
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class FetchError(InputError):
+    """A URL could not be fetched; the message names the URL and what went wrong."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"{url}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+class DownloadTooLargeError(FetchError):
+    """The body is larger than the download cap; reading stopped there."""
+
+
+class ContentDecodingError(FetchError):
+    """The `Content-Encoding` could not be decoded, or decodes to more than allowed."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchOptions:
+    """How to fetch. Every limit has a safe default; the timing hooks exist for tests."""
+
+    user_agent: str = USER_AGENT
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    max_download: int = 100 * 1024 * 1024
+    """Most bytes taken from the wire for one body (before any decoding)."""
+    max_decoded: int = 100 * 1024 * 1024
+    """Most bytes a `Content-Encoding` may decode to."""
+    max_duration: float = 600.0
+    """Longest one body may take to download, however slowly it trickles (the read timeout only bounds
+    the gap between two pieces)."""
+    max_redirects: int = 10
+    retries: int = 3
+    """Further attempts after the first, on 429, 5xx and connection errors."""
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    retry_after_max: float = 60.0
+    """`Retry-After` is honoured up to this many seconds."""
+    per_host: int = 4
+    """Simultaneous requests to one host."""
+    max_connections: int = 16
+    """Simultaneous requests in total."""
+    sleep: Sleep = asyncio.sleep
+    jitter: Callable[[], float] = random.random
+    """Returns a float in [0, 1); scales the second half of each backoff delay."""
+    clock: Callable[[], float] = time.time
+    """Current Unix time, for `Retry-After` given as an HTTP date."""
+    monotonic: Callable[[], float] = time.monotonic
+    """A clock for `max_duration`."""
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number `attempt` (0-based): exponential, half of it jittered."""
+        delay = min(self.backoff_max, self.backoff_base * (2.0**attempt))
+        return delay / 2 + self.jitter() * delay / 2
+
+    def retry_after(self, value: str | None) -> float | None:
+        """Seconds a `Retry-After` header asks for, capped at `retry_after_max`; None if unusable."""
+        if not value:
+            return None
+        value = value.strip()
+        seconds: float
+        if value.isascii() and value.isdigit():  # str.isdigit() also takes '²' and other digits
+            seconds = float(value)
+        else:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError):
+                return None
+            if when.tzinfo is None:  # an HTTP date is always GMT
+                return None
+            seconds = when.timestamp() - self.clock()
+        return max(0.0, min(seconds, self.retry_after_max))
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One answer on the way to the final response: the URL asked and the status it gave."""
+
+    url: str
+    status: int
+
+
+def host_key(url: str) -> str:
+    """What per-host limits count by: scheme and authority, lowercased."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def check_http_url(url: str) -> str:
+    """Return `url` if it is an absolute http(s) URL with a host, else raise `FetchError`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise FetchError(url, f"not a valid URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise FetchError(url, f"scheme {parts.scheme or '(none)'!r} is not http or https")
+    if not parts.hostname:
+        raise FetchError(url, "URL has no host")
+    return url
+
+
+class _Decoder:
+    """Decodes one `Content-Encoding` layer (gzip or deflate), in bounded output pieces, with a total cap."""
+
+    def __init__(self, encoding: str, url: str, limit: int) -> None:
+        self._encoding = encoding
+        self._url = url
+        self._limit = limit
+        self._out = 0
+        self._started = False
+        self._passthrough = False
+        self._d: zlib._Decompress | None = None
+
+    def _new(self, first: bytes) -> zlib._Decompress:
+        if self._encoding == "deflate":
+            # "deflate" should be zlib-wrapped, but raw deflate is common: the first byte tells them apart.
+            wrapped = len(first) >= 2 and (first[0] & 0x0F) == 8 and (first[0] << 8 | first[1]) % 31 == 0
+            return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+    def decode(self, data: bytes) -> list[bytes]:
+        if not self._started:
+            if not data:
+                return []
+            self._started = True
+            if self._encoding == "gzip" and not data.startswith(b"\x1f\x8b"):
+                # Servers that label a plain body as gzip exist; the bytes, not the label, decide.
+                self._passthrough = True
+            else:
+                self._d = self._new(data)
+        if self._passthrough:
+            self._check(len(data))
+            return [data] if data else []
+        out: list[bytes] = []
+        d = self._d
+        assert d is not None
+        while data or not d.eof:
+            if d.eof:
+                # Concatenated gzip members form one body; other trailing bytes are ignored, as by gzip(1).
+                if self._encoding != "gzip" or not data.startswith(b"\x1f\x8b"):
+                    break
+                d = self._d = self._new(data)
+            try:
+                piece = d.decompress(data, CHUNK_SIZE)
+            except zlib.error as exc:
+                raise ContentDecodingError(
+                    self._url, f"corrupt {self._encoding} Content-Encoding ({exc})"
+                ) from None
+            if piece:
+                self._check(len(piece))
+                out.append(piece)
+            data = d.unused_data if d.eof else d.unconsumed_tail
+            if not data and not d.eof and len(piece) < CHUNK_SIZE:
+                break  # all input taken and no output pending
+        return out
+
+    def _check(self, n: int) -> None:
+        self._out += n
+        if self._out > self._limit:
+            raise ContentDecodingError(
+                self._url, f"Content-Encoding decodes to more than {self._limit:,} bytes; reading stopped"
+            )
+
+    def finish(self) -> None:
+        """Raise if the encoded stream stopped before its end."""
+        if self._d is not None and not self._passthrough and not self._d.eof:
+            raise ContentDecodingError(
+                self._url, f"{self._encoding} Content-Encoding ends early (truncated body)"
+            )
+
+
+def _content_encodings(headers: httpx.Headers, url: str) -> list[str]:
+    """The `Content-Encoding` layers to undo, outermost first."""
+    layers = [
+        e.strip().lower()
+        for value in headers.get_list("content-encoding")
+        for e in value.split(",")
+        if e.strip() and e.strip().lower() != "identity"
+    ]
+    layers = ["gzip" if e == "x-gzip" else e for e in layers]
+    for e in layers:
+        if e not in ("gzip", "deflate"):
+            raise ContentDecodingError(url, f"unsupported Content-Encoding {e!r} (sitemapkit asks for gzip)")
+    return list(reversed(layers))
+
+
+@dataclass(eq=False)
+class FetchResponse:
+    """The final answer to a request (after redirects and retries); the body is read with `aiter_bytes`."""
+
+    url: str
+    """The URL asked for."""
+    final_url: str
+    status: int
+    headers: httpx.Headers
+    redirects: tuple[Hop, ...] = ()
+    """Every redirect answered on the way, in order."""
+    attempts: int = 1
+    raw_bytes: int = 0
+    """Bytes taken from the wire so far (before any Content-Encoding is undone)."""
+    _response: httpx.Response | None = field(default=None, repr=False)
+    _options: FetchOptions = field(default_factory=FetchOptions, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body with `Content-Encoding` undone exactly once, in pieces of at most ~64 KiB.
+
+        Raises `DownloadTooLargeError` past `max_download` wire bytes (after yielding what came before),
+        `ContentDecodingError` for a bad encoding, `FetchError` when the connection fails midway.
+        """
+        response = self._response
+        if response is None:
+            return
+        opts = self._options
+        decoders = [
+            _Decoder(e, self.final_url, opts.max_decoded)
+            for e in _content_encodings(self.headers, self.final_url)
+        ]
+        deadline = opts.monotonic() + opts.max_duration
+        pieces = response.aiter_raw(CHUNK_SIZE).__aiter__()
+        try:
+            while True:
+                try:  # each wait is bounded by what is left of the total deadline
+                    raw = await asyncio.wait_for(pieces.__anext__(), max(0.0, deadline - opts.monotonic()))
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    raise FetchError(
+                        self.final_url,
+                        f"download took longer than {opts.max_duration:g} s ({self.raw_bytes:,} bytes read); "
+                        "reading stopped",
+                    ) from None
+                if self.raw_bytes + len(raw) > opts.max_download:
+                    keep = opts.max_download - self.raw_bytes
+                    raw = raw[:keep]
+                    for piece in _decode_all(decoders, raw):
+                        yield piece
+                    self.raw_bytes += keep
+                    raise DownloadTooLargeError(
+                        self.final_url,
+                        f"body exceeds the download cap of {opts.max_download:,} bytes; reading stopped",
+                    )
+                self.raw_bytes += len(raw)
+                for piece in _decode_all(decoders, raw):
+                    yield piece
+        except httpx.TimeoutException:
+            raise FetchError(
+                self.final_url, f"read timed out after {self.raw_bytes:,} bytes ({opts.read_timeout:g} s)"
+            ) from None
+        except httpx.TransportError as exc:
+            raise FetchError(
+                self.final_url, f"connection lost after {self.raw_bytes:,} bytes ({_describe(exc)})"
+            ) from None
+        for decoder in decoders:
+            decoder.finish()
+
+    async def read(self, limit: int | None = None) -> tuple[bytes, bool]:
+        """The whole (decoded) body, or its first `limit` bytes; returns (body, truncated)."""
+        parts: list[bytes] = []
+        size = 0
+        async for piece in self.aiter_bytes():
+            parts.append(piece)
+            size += len(piece)
+            if limit is not None and size >= limit:
+                return b"".join(parts)[:limit], True
+        return b"".join(parts), False
+
+
+def _decode_all(decoders: list[_Decoder], data: bytes) -> list[bytes]:
+    pieces = [data] if data else []
+    for decoder in decoders:
+        pieces = [out for p in pieces for out in decoder.decode(p)]
+    return pieces
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """A whole body, read by `Fetcher.get` or `fetch`."""
+
+    url: str
+    final_url: str
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    redirects: tuple[Hop, ...] = ()
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+class Fetcher:
+    """An async HTTP client for sitemaps. Use as `async with Fetcher(options) as f:`.
+
+    `stream(url)` opens a response (redirects followed, retries done) and holds a concurrency slot
+    for the host until the context exits; `get(url)` reads a whole body.
+    """
+
+    def __init__(
+        self, options: FetchOptions | None = None, *, transport: httpx.AsyncBaseTransport | None = None
+    ):
+        self.options = opts = options or FetchOptions()
+        if opts.per_host < 1 or opts.max_connections < 1:
+            raise ValueError("concurrency must be at least 1")
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,
+            timeout=httpx.Timeout(opts.read_timeout, connect=opts.connect_timeout, pool=None),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=opts.max_connections),
+            headers={"User-Agent": opts.user_agent, "Accept-Encoding": "gzip, deflate"},
+            transport=transport,
+            trust_env=False,
+        )
+        self._total = asyncio.Semaphore(opts.max_connections)
+        self._hosts: dict[str, asyncio.Semaphore] = {}
+
+    async def __aenter__(self) -> Fetcher:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _host_slot(self, url: str) -> asyncio.Semaphore:
+        key = host_key(url)
+        sem = self._hosts.get(key)
+        if sem is None:
+            sem = self._hosts[key] = asyncio.Semaphore(self.options.per_host)
+        return sem
+
+    @asynccontextmanager
+    async def stream(self, url: str) -> AsyncIterator[FetchResponse]:
+        """Open `url`: follow redirects (each hop checked and recorded), retry what is worth retrying.
+
+        Yields the final response whatever its status (the caller judges 404 or 503 after retries);
+        raises `FetchError` when no response could be had at all.
+        """
+        check_http_url(url)
+        async with self._host_slot(url), self._total, AsyncExitStack() as stack:
+            hops: list[Hop] = []
+            seen = {url}
+            current = url
+            attempts = 0
+            while True:
+                response, tries = await self._send_with_retries(current, stack)
+                attempts += tries
+                if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
+                    hops.append(Hop(current, response.status_code))
+                    await response.aclose()
+                    target = urljoin(current, response.headers["location"].strip())
+                    target = target.split("#", 1)[0]
+                    try:
+                        check_http_url(target)
+                    except FetchError as exc:
+                        raise FetchError(
+                            url, f"redirected to an unusable URL ({exc.reason}): {target}"
+                        ) from None
+                    if target in seen:
+                        raise FetchError(url, f"redirect loop at {target}")
+                    if len(hops) > self.options.max_redirects:
+                        raise FetchError(url, f"more than {self.options.max_redirects} redirects")
+                    seen.add(target)
+                    current = target
+                    continue
+                yield FetchResponse(
+                    url=url,
+                    final_url=current,
+                    status=response.status_code,
+                    headers=response.headers,
+                    redirects=tuple(hops),
+                    attempts=attempts,
+                    _response=response,
+                    _options=self.options,
+                )
+                return
+
+    async def _send_with_retries(self, url: str, stack: AsyncExitStack) -> tuple[httpx.Response, int]:
+        opts = self.options
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                request = self._client.build_request("GET", url)
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                raise FetchError(url, f"not a usable URL ({exc})") from None
+            try:
+                response = await self._client.send(request, stream=True)
+            except (httpx.UnsupportedProtocol, httpx.ProxyError) as exc:
+                raise FetchError(url, _describe(exc)) from None
+            except httpx.TransportError as exc:
+                if attempt > opts.retries:
+                    raise FetchError(url, _transport_reason(exc, opts, attempt)) from None
+                await opts.sleep(opts.backoff(attempt - 1))
+                continue
+            if response.status_code in RETRY_STATUSES and attempt <= opts.retries:
+                delay = opts.retry_after(response.headers.get("retry-after"))
+                await response.aclose()
+                await opts.sleep(delay if delay is not None else opts.backoff(attempt - 1))
+                continue
+            stack.push_async_callback(response.aclose)
+            return response, attempt
+
+    async def get(self, url: str, *, limit: int | None = None) -> FetchResult:
+        """Fetch a whole body (at most `limit` decoded bytes: more is cut off, not an error)."""
+        async with self.stream(url) as response:
+            body, truncated = await response.read(limit)
+            return FetchResult(
+                url,
+                response.final_url,
+                response.status,
+                response.headers,
+                body,
+                response.redirects,
+                truncated,
+            )
+
+
+def _transport_reason(exc: httpx.TransportError, opts: FetchOptions, attempts: int) -> str:
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"connection timed out ({opts.connect_timeout:g} s; {tries})"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out waiting for the server ({opts.read_timeout:g} s; {tries})"
+    if isinstance(exc, httpx.ConnectError):
+        return f"connection failed ({_describe(exc)}; {tries})"
+    return f"{_describe(exc)} ({tries})"
+
+
+def fetch(url: str, options: FetchOptions | None = None, *, limit: int | None = None) -> FetchResult:
+    """Fetch one URL synchronously: the sync face of `Fetcher.get`. Must not be called from a running loop."""
+
+    async def run() -> FetchResult:
+        async with Fetcher(options) as fetcher:
+            return await fetcher.get(url, limit=limit)
+
+    return asyncio.run(run())

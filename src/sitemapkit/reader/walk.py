@@ -1,0 +1,761 @@
+"""Reading any site's sitemaps: the walk over a sitemap tree, and the public `read` / `aread` API.
+
+The walk is depth-first in index order, so its output is deterministic. The sitemap being read (the
+*head*) streams straight into the parser as bytes arrive; the next few sitemaps of the same walk are
+downloaded ahead into small bounded buffers and parsed only when their turn comes. Memory therefore
+depends on the concurrency and the buffer size, never on the number of URLs.
+
+Prefetches never hold every connection slot of a host: at most `concurrency - 1` of them are live, so
+the head can always get a slot, and a full buffer cannot stall the walk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import sys
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any, Final
+
+from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
+from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
+from sitemapkit.core.urls import normalize_url
+from sitemapkit.reader.discover import Source, classify, discover
+from sitemapkit.reader.fetch import (
+    CHUNK_SIZE,
+    ContentDecodingError,
+    DownloadTooLargeError,
+    Fetcher,
+    FetchError,
+    FetchOptions,
+    FetchResponse,
+    host_key,
+)
+from sitemapkit.reader.parser import SitemapParser
+
+DEFAULT_MAX_DEPTH: Final = 5
+DEFAULT_CONCURRENCY: Final = 4
+DEFAULT_MAX_BYTES: Final = 100 * 1024 * 1024
+FILE_CHUNK: Final = 64 * 1024
+SITEMAP_KINDS: Final = frozenset({"urlset", "sitemapindex", "text", "rss", "atom"})
+_URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
+
+
+@dataclass(eq=False, slots=True)
+class SitemapNode:
+    """One sitemap of the tree a walk went through, filled in as it is read.
+
+    `kind` is the parser's (`urlset`, `sitemapindex`, `text`, `rss`, `atom`), or `robots` / `site` for
+    the root of a discovered site, or None when the document was not read or not a sitemap (see `error`).
+    `bytes` counts what was downloaded (compressed, if it was); `lastmod` is what the parent index said.
+    """
+
+    url: str
+    kind: str | None = None
+    status: int | None = None
+    url_count: int = 0
+    bytes: int = 0
+    lastmod: Lastmod | None = None
+    children: list[SitemapNode] = field(default_factory=list)
+    error: str | None = None
+    depth: int = 0
+    final_url: str | None = None
+    """Where redirects ended, when they did."""
+    redirects: tuple[str, ...] = ()
+    """The URLs that answered with a redirect, in order."""
+    compressed: bool = False
+    uncompressed_bytes: int = 0
+    truncated: bool = False
+    """Reading stopped early (a cap, a broken connection, a cut-off file); complete entries were kept."""
+
+    @property
+    def read_ok(self) -> bool:
+        """Whether this document was read and recognised as a sitemap (possibly with problems)."""
+        return self.kind in SITEMAP_KINDS
+
+    def walk(self) -> Iterator[SitemapNode]:
+        """This node and all below it, depth-first in index order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node without its children, as JSON-ready values."""
+        return {
+            "url": self.url,
+            "kind": self.kind,
+            "status": self.status,
+            "url_count": self.url_count,
+            "bytes": self.bytes,
+            "lastmod": format_w3c(self.lastmod) if self.lastmod is not None else None,
+            "depth": self.depth,
+            "children": len(self.children),
+            "error": self.error,
+            "final_url": self.final_url,
+            "compressed": self.compressed,
+            "uncompressed_bytes": self.uncompressed_bytes,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """Options of a walk; `read` and `aread` take them as keyword arguments."""
+
+    max_depth: int = DEFAULT_MAX_DEPTH
+    """How many index levels below the first sitemap are followed (0: only the first)."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Simultaneous downloads per host (the sitemap being read plus those fetched ahead)."""
+    max_download: int = DEFAULT_MAX_BYTES
+    """Most bytes downloaded for one sitemap; reading stops there, keeping complete entries."""
+    max_uncompressed: int = DEFAULT_MAX_BYTES
+    """Most bytes one sitemap may decompress to."""
+    timeout: float | None = None
+    """Sets both the connect and the read timeout, in seconds."""
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    user_agent: str | None = None
+    retries: int = 3
+    prefetch_buffer: int = 4 * 1024 * 1024
+    """Bytes held, at most, for each sitemap fetched ahead of its turn."""
+
+    def fetch_options(self, base: FetchOptions | None = None) -> FetchOptions:
+        """The `FetchOptions` these options imply, over `base` (whose timing hooks are kept)."""
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.max_depth < 0:
+            raise ValueError("max_depth must be 0 or more")
+        base = base or FetchOptions()
+        connect = self.timeout if self.timeout is not None else self.connect_timeout
+        read = self.timeout if self.timeout is not None else self.read_timeout
+        return FetchOptions(
+            user_agent=self.user_agent or base.user_agent,
+            connect_timeout=connect,
+            read_timeout=read,
+            max_download=self.max_download,
+            max_decoded=self.max_uncompressed,
+            max_redirects=base.max_redirects,
+            retries=self.retries,
+            backoff_base=base.backoff_base,
+            backoff_max=base.backoff_max,
+            retry_after_max=base.retry_after_max,
+            per_host=self.concurrency,
+            max_connections=max(base.max_connections, self.concurrency),
+            sleep=base.sleep,
+            jitter=base.jitter,
+            clock=base.clock,
+        )
+
+
+_END: Final = object()
+
+
+class _Download:
+    """One sitemap being downloaded by its own task into a bounded queue of body pieces.
+
+    The queue's first item is the `FetchResponse` (or a `FetchError`); then body pieces; then `_END`
+    or a `FetchError`. When the queue is full the task waits, so a sitemap fetched ahead costs at most
+    `buffer` pieces of memory until its turn comes.
+    """
+
+    def __init__(self, fetcher: Fetcher, url: str, buffer: int) -> None:
+        self.url = url
+        self._queue: asyncio.Queue[object] = asyncio.Queue(max(2, buffer))
+        self._task = asyncio.create_task(self._run(fetcher, url))
+
+    async def _run(self, fetcher: Fetcher, url: str) -> None:
+        try:
+            async with fetcher.stream(url) as response:
+                await self._queue.put(response)
+                if response.ok:
+                    async for piece in response.aiter_bytes():
+                        await self._queue.put(piece)
+        except FetchError as exc:
+            await self._queue.put(exc)
+            return
+        except Exception as exc:  # any other failure must still reach the reader, or it would wait forever
+            await self._queue.put(FetchError(url, f"unexpected error: {type(exc).__name__}: {exc}"))
+            return
+        await self._queue.put(_END)
+
+    async def response(self) -> FetchResponse:
+        item = await self._queue.get()
+        if isinstance(item, FetchError):
+            raise item
+        assert isinstance(item, FetchResponse)
+        return item
+
+    async def pieces(self) -> AsyncIterator[bytes]:
+        while True:
+            item = await self._queue.get()
+            if item is _END:
+                return
+            if isinstance(item, FetchError):
+                raise item
+            assert isinstance(item, bytes)
+            yield item
+
+    async def cancel(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+@dataclass(eq=False, slots=True)
+class _Item:
+    """A sitemap waiting for (or having) its turn in the walk."""
+
+    node: SitemapNode
+    ancestors: frozenset[str] = frozenset()
+    """Every URL of the index chain above (including redirect hops), for loop detection."""
+    parent_is_index: bool = False
+    local: bool = False
+    download: _Download | None = None
+
+
+class _Walk:
+    """The walk itself, as an async generator of entry batches; state is readable while it runs."""
+
+    def __init__(self, source: Source, options: ReadOptions, log: DiagnosticLog, fetch: FetchOptions) -> None:
+        self.source = source
+        self.options = options
+        self.log = log
+        self.fetch_options = options.fetch_options(fetch)
+        self.root: SitemapNode | None = None
+        self.current: SitemapNode | None = None
+        self.count = 0
+        self._pending: deque[_Item] = deque()
+        self._visited: set[str] = set()
+        self._live: dict[str, int] = {}
+        self._live_total = 0
+        self._buffer_pieces = max(2, options.prefetch_buffer // CHUNK_SIZE)
+
+    def _report(self, code: str, message: str, source: str) -> None:
+        self.log.add(Diagnostic.make(code, message, source=source))
+
+    async def batches(self) -> AsyncGenerator[list[UrlEntry], None]:
+        async with Fetcher(self.fetch_options) as fetcher:
+            try:
+                await self._plan(fetcher)
+                while self._pending:
+                    item = self._pending.popleft()
+                    if item.download is not None:
+                        self._unlive(item.node.url)
+                    self._prefetch(fetcher)
+                    self.current = item.node
+                    async for batch in self._read(item, fetcher):
+                        self.count += len(batch)
+                        yield batch
+                self.current = None
+            finally:
+                for item in self._pending:
+                    if item.download is not None:
+                        await item.download.cancel()
+
+    # -- planning the first sitemaps ------------------------------------------------------------
+
+    async def _plan(self, fetcher: Fetcher) -> None:
+        src = self.source
+        if src.kind in ("file", "stdin"):
+            self.root = SitemapNode(src.location)
+            self._pending.append(_Item(self.root, local=True))
+            return
+        if src.kind == "sitemap":
+            self.root = SitemapNode(src.location)
+            self._visited.add(_key(src.location))
+            self._pending.append(_Item(self.root))
+            return
+        found = await discover(src.location, fetcher, on_diagnostic=self.log.add)
+        if found.via == "well-known":
+            self.root = SitemapNode(src.location, kind="site")
+        else:
+            self.root = SitemapNode(found.robots_url, kind="robots", status=found.robots_status)
+        if not found.sitemaps:
+            robots = (
+                f"robots.txt could not be fetched ({found.error})"
+                if found.error
+                else f"robots.txt (HTTP {found.robots_status}) names no sitemap"
+            )
+            self.root.error = f"no sitemap found: {robots}, and no well-known path answered with one"
+            self._report("no-sitemap", self.root.error, src.location)
+            return
+        for url in found.sitemaps:
+            node = SitemapNode(url)
+            self.root.children.append(node)
+            self._visited.add(_key(url))
+            self._pending.append(_Item(node))
+
+    # -- fetching ahead ---------------------------------------------------------------------------
+
+    def _prefetch(self, fetcher: Fetcher) -> None:
+        per_host = self.options.concurrency - 1
+        total = self.fetch_options.max_connections - 1
+        if per_host < 1:
+            return
+        for item in itertools.islice(self._pending, per_host * 2):
+            if self._live_total >= total:
+                return
+            if item.local or item.download is not None:
+                continue
+            host = host_key(item.node.url)
+            if self._live.get(host, 0) >= per_host:
+                continue
+            self._live[host] = self._live.get(host, 0) + 1
+            self._live_total += 1
+            item.download = _Download(fetcher, item.node.url, self._buffer_pieces)
+
+    def _unlive(self, url: str) -> None:
+        host = host_key(url)
+        self._live[host] -= 1
+        self._live_total -= 1
+
+    # -- reading one sitemap ----------------------------------------------------------------------
+
+    async def _read(self, item: _Item, fetcher: Fetcher) -> AsyncIterator[list[UrlEntry]]:
+        node = item.node
+        if item.local:
+            async for batch in self._parse(item, self._file_pieces(node), node.url):
+                yield batch
+            return
+        download = item.download or _Download(fetcher, node.url, self._buffer_pieces)
+        try:
+            try:
+                response = await download.response()
+            except FetchError as exc:
+                node.error = exc.reason
+                self._report("http-error", f"could not fetch: {exc.reason}", node.url)
+                return
+            node.status = response.status
+            if response.redirects:
+                node.redirects = tuple(hop.url for hop in response.redirects)
+                node.final_url = response.final_url
+            if not self._check_redirects(item, response):
+                return
+            if not response.ok:
+                node.error = f"HTTP {response.status}"
+                tries = f" (after {response.attempts} attempts)" if response.attempts > 1 else ""
+                self._report(
+                    "http-error", f"HTTP {response.status} {_reason(response.status)}{tries}", node.url
+                )
+                return
+            async for batch in self._parse(item, download.pieces(), node.url, response):
+                yield batch
+        finally:
+            await download.cancel()
+
+    def _check_redirects(self, item: _Item, response: FetchResponse) -> bool:
+        """Record where redirects led; refuse (fetch-loop) one to an ancestor or to a sitemap seen before."""
+        node = item.node
+        own = _key(node.url)
+        landed = [hop.url for hop in response.redirects[1:]] + [response.final_url]
+        for url in landed:
+            key = _key(url)
+            if key == own:
+                continue
+            if key in item.ancestors:
+                message = f"redirects to {url}, an index above it; not followed"
+            elif key in self._visited:
+                message = f"redirects to {url}, which is read elsewhere in this walk; not followed again"
+            else:
+                continue
+            node.error = f"not followed: {message}"
+            self._report("fetch-loop", message, node.url)
+            return False
+        self._visited.update(_key(url) for url in landed)
+        return True
+
+    async def _file_pieces(self, node: SitemapNode) -> AsyncIterator[bytes]:
+        if node.url == "-":
+            stream = sys.stdin.buffer
+            while piece := stream.read(FILE_CHUNK):
+                node.bytes += len(piece)
+                yield piece
+            return
+        with open(node.url, "rb") as f:
+            while piece := f.read(FILE_CHUNK):
+                node.bytes += len(piece)
+                yield piece
+
+    async def _parse(
+        self,
+        item: _Item,
+        pieces: AsyncIterator[bytes],
+        source: str,
+        response: FetchResponse | None = None,
+    ) -> AsyncIterator[list[UrlEntry]]:
+        node = item.node
+        first_error: list[str] = []
+
+        def on_diagnostic(d: Diagnostic) -> None:
+            if d.is_error and not first_error:
+                first_error.append(f"[{d.code}] {d.message}")
+            self.log.add(d)
+
+        parser = SitemapParser(
+            source, on_diagnostic=on_diagnostic, max_uncompressed=self.options.max_uncompressed
+        )
+        children: list[IndexEntry] = []
+        try:
+            async for piece in pieces:
+                for out in parser.feed_pieces(piece):
+                    if out:
+                        batch = self._route(out, parser.kind, children)
+                        if batch:
+                            node.url_count += len(batch)
+                            yield batch
+                if response is not None:
+                    node.bytes = response.raw_bytes
+        except DownloadTooLargeError:
+            node.truncated = True
+            self._report(
+                "download-too-large",
+                f"more than {self.options.max_download:,} bytes; reading stopped, complete entries kept",
+                source,
+            )
+        except ContentDecodingError as exc:
+            node.truncated = True
+            self._report("compression-error", exc.reason, source)
+        except FetchError as exc:
+            node.truncated = True
+            self._report("http-error", exc.reason, source)
+        except OSError as exc:
+            node.error = f"cannot read: {exc.strerror or exc}"
+            self._report("read-error", node.error, source)
+            return
+        if response is not None:
+            node.bytes = response.raw_bytes
+        out = parser.close()
+        if out:
+            batch = self._route(out, parser.kind, children)
+            if batch:
+                node.url_count += len(batch)
+                yield batch
+        node.kind = parser.kind if parser.ok else None
+        node.compressed = parser.compressed
+        node.uncompressed_bytes = parser.uncompressed_bytes
+        node.truncated = node.truncated or parser.truncated
+        if node.kind is None and node.error is None:
+            node.error = first_error[0] if first_error else "not a sitemap"
+        if node.kind == "sitemapindex":
+            if item.parent_is_index:
+                self._report("nested-index", "a sitemap index listed by another sitemap index", source)
+            self._schedule(item, children)
+
+    @staticmethod
+    def _route(
+        out: list[UrlEntry | IndexEntry], kind: str | None, children: list[IndexEntry]
+    ) -> list[UrlEntry]:
+        if kind in _URL_KINDS:
+            return out  # type: ignore[return-value]  # only an index yields IndexEntry
+        batch: list[UrlEntry] = []
+        for entry in out:
+            if isinstance(entry, IndexEntry):
+                children.append(entry)
+            else:
+                batch.append(entry)
+        return batch
+
+    def _schedule(self, item: _Item, children: list[IndexEntry]) -> None:
+        """Queue an index's children at the front of the walk, in index order, refusing loops."""
+        node = item.node
+        own = {_key(u) for u in (node.url, *node.redirects, node.final_url) if u}
+        lineage = item.ancestors | own
+        depth = node.depth + 1
+        queued: list[_Item] = []
+        for entry in children:
+            child = SitemapNode(entry.loc, lastmod=entry.lastmod, depth=depth)
+            node.children.append(child)
+            url = entry.loc
+            key = _key(url)
+            if key in own:
+                reason = "the index lists itself"
+            elif key in lineage:
+                reason = "the index lists an index above it"
+            elif key in self._visited:
+                reason = "already listed elsewhere in this walk"
+            elif depth > self.options.max_depth:
+                child.error = f"not followed: deeper than --max-depth {self.options.max_depth}"
+                self._report(
+                    "too-deep",
+                    f"{url} is at index depth {depth}, deeper than the maximum {self.options.max_depth}; "
+                    "not followed",
+                    node.url,
+                )
+                continue
+            else:
+                self._visited.add(key)
+                queued.append(_Item(child, lineage, parent_is_index=True))
+                continue
+            child.error = f"not followed: {reason}"
+            self._report("fetch-loop", f"{reason}: {url}; not followed", node.url)
+        self._pending.extendleft(reversed(queued))
+
+
+def _key(url: str) -> str:
+    """What loop detection compares: the normalised URL without its fragment."""
+    try:
+        return normalize_url(url).split("#", 1)[0]
+    except InvalidUrlError:
+        return url
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _shutdown(loop: asyncio.AbstractEventLoop, batches: AsyncGenerator[list[UrlEntry], None]) -> None:
+    """Cancel what still runs (downloads ahead, a step cut short by Ctrl-C); close the walk and the loop."""
+    try:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        with contextlib.suppress(RuntimeError):
+            loop.run_until_complete(batches.aclose())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()
+
+
+class _ReaderBase:
+    def __init__(
+        self,
+        source: str | os.PathLike[str],
+        options: ReadOptions,
+        on_diagnostic: DiagnosticHandler | None,
+        fetch_options: FetchOptions | None,
+    ) -> None:
+        self.source = os.fspath(source)
+        self.diagnostics = DiagnosticLog(on_diagnostic)
+        """Every problem found so far (the log keeps the first 10,000; its counts are exact)."""
+        self._walk = _Walk(classify(self.source), options, self.diagnostics, fetch_options or FetchOptions())
+        self._started = False
+
+    def _start(self) -> None:
+        if self._started:
+            raise RuntimeError("a Reader can be iterated only once; call read() again")
+        self._started = True
+
+    @property
+    def tree(self) -> SitemapNode | None:
+        """The root of the sitemap tree (filled in as the walk goes; complete once it has ended)."""
+        return self._walk.root
+
+    @property
+    def sitemaps(self) -> list[SitemapNode]:
+        """Every node of the tree, depth-first in index order."""
+        return list(self._walk.root.walk()) if self._walk.root is not None else []
+
+    @property
+    def current(self) -> SitemapNode | None:
+        """The sitemap being read right now."""
+        return self._walk.current
+
+    @property
+    def count(self) -> int:
+        """URL entries produced so far."""
+        return self._walk.count
+
+    @property
+    def any_read(self) -> bool:
+        """Whether at least one sitemap was fetched and recognised (the walk found something)."""
+        return any(node.read_ok for node in self.sitemaps)
+
+
+class Reader(_ReaderBase):
+    """The URL entries of a file, a sitemap URL or a site, read as a stream: iterate it (once).
+
+    Nested indexes are followed; every problem becomes a `Diagnostic` in `diagnostics` (and goes to
+    `on_diagnostic`); `tree` tells what was read. Must not be iterated inside a running event loop
+    (use `aread` there).
+    """
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str],
+        options: ReadOptions | None = None,
+        *,
+        on_diagnostic: DiagnosticHandler | None = None,
+        fetch_options: FetchOptions | None = None,
+    ) -> None:
+        super().__init__(source, options or ReadOptions(), on_diagnostic, fetch_options)
+        self._iterator: Generator[UrlEntry, None, None] | None = None
+
+    def __iter__(self) -> Iterator[UrlEntry]:
+        if self._iterator is None:
+            self._start()
+            self._iterator = iterator = self._entries()
+            return iterator
+        return self._iterator
+
+    def _entries(self) -> Generator[UrlEntry, None, None]:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise UsageError("read() cannot be iterated inside a running event loop; use aread() there")
+        loop = asyncio.new_event_loop()
+        batches = self._walk.batches()
+        try:
+            while True:
+                try:
+                    batch = loop.run_until_complete(anext(batches))
+                except StopAsyncIteration:
+                    return
+                yield from batch
+        finally:
+            _shutdown(loop, batches)
+
+    def run(self) -> SitemapNode | None:
+        """Read everything, discarding the entries (for the tree and the diagnostics); returns the tree."""
+        for _ in self:
+            pass
+        return self.tree
+
+    def close(self) -> None:
+        """Stop reading and release connections (when not iterating to the end)."""
+        if self._iterator is not None:
+            self._iterator.close()
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncReader(_ReaderBase):
+    """The async face of `Reader`: `async for entry in aread(...)`."""
+
+    def __init__(
+        self,
+        source: str | os.PathLike[str],
+        options: ReadOptions | None = None,
+        *,
+        on_diagnostic: DiagnosticHandler | None = None,
+        fetch_options: FetchOptions | None = None,
+    ) -> None:
+        super().__init__(source, options or ReadOptions(), on_diagnostic, fetch_options)
+        self._iterator: AsyncGenerator[UrlEntry, None] | None = None
+
+    def __aiter__(self) -> AsyncIterator[UrlEntry]:
+        if self._iterator is None:
+            self._start()
+            self._iterator = iterator = self._entries()
+            return iterator
+        return self._iterator
+
+    async def _entries(self) -> AsyncGenerator[UrlEntry, None]:
+        batches = self._walk.batches()
+        try:
+            async for batch in batches:
+                for entry in batch:
+                    yield entry
+        finally:
+            await batches.aclose()
+
+    async def run(self) -> SitemapNode | None:
+        """Read everything, discarding the entries; returns the tree."""
+        async for _ in self:
+            pass
+        return self.tree
+
+    async def aclose(self) -> None:
+        """Stop reading and release connections."""
+        if self._iterator is not None:
+            await self._iterator.aclose()
+
+    async def __aenter__(self) -> AsyncReader:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def read(
+    source: str | os.PathLike[str],
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    max_download: int = DEFAULT_MAX_BYTES,
+    max_uncompressed: int = DEFAULT_MAX_BYTES,
+    timeout: float | None = None,
+    connect_timeout: float = 10.0,
+    read_timeout: float = 30.0,
+    user_agent: str | None = None,
+    retries: int = 3,
+    on_diagnostic: DiagnosticHandler | None = None,
+    fetch_options: FetchOptions | None = None,
+) -> Reader:
+    """Read the URL entries of `source`: a local file (`-` for stdin), a sitemap URL, or a site root
+    (`https://example.com/`, whose sitemaps are found through robots.txt or well-known paths).
+
+    Streams: entries come out as bytes arrive, and memory does not grow with the number of URLs.
+    Nothing is fetched until the reader is iterated. `fetch_options` sets what the keyword arguments
+    do not (redirect limit, backoff, and the timing hooks tests use).
+
+    >>> import sitemapkit, tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.txt")
+    >>> _ = open(path, "w").write("https://example.com/a\\n")
+    >>> [e.loc for e in sitemapkit.reader.walk.read(path)]
+    ['https://example.com/a']
+    """
+    options = ReadOptions(
+        max_depth=max_depth,
+        concurrency=concurrency,
+        max_download=max_download,
+        max_uncompressed=max_uncompressed,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        user_agent=user_agent,
+        retries=retries,
+    )
+    return Reader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)
+
+
+def aread(
+    source: str | os.PathLike[str],
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    max_download: int = DEFAULT_MAX_BYTES,
+    max_uncompressed: int = DEFAULT_MAX_BYTES,
+    timeout: float | None = None,
+    connect_timeout: float = 10.0,
+    read_timeout: float = 30.0,
+    user_agent: str | None = None,
+    retries: int = 3,
+    on_diagnostic: DiagnosticHandler | None = None,
+    fetch_options: FetchOptions | None = None,
+) -> AsyncReader:
+    """The async form of `read`: `async for entry in aread(url): ...`."""
+    options = ReadOptions(
+        max_depth=max_depth,
+        concurrency=concurrency,
+        max_download=max_download,
+        max_uncompressed=max_uncompressed,
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        read_timeout=read_timeout,
+        user_agent=user_agent,
+        retries=retries,
+    )
+    return AsyncReader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)
+
+
+__all__ = ["AsyncReader", "ReadOptions", "Reader", "SitemapNode", "aread", "read"]

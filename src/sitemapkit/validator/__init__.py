@@ -1,0 +1,1 @@
+"""Validating sitemaps: per-entry checks, the walk over files and trees, and the report types."""

@@ -1,0 +1,152 @@
+"""The validator: what search engines would report about a sitemap tree, with the file and line of each
+problem.
+
+`validate(source)` reads local files (`.xml`, `.xml.gz`, `.txt`), sitemap URLs and site roots, follows an
+index to every child, and returns a `ValidationReport`. It streams: each file goes through the parser in
+chunks, and the context checks (checks.py) keep hashes, not URLs. Remote bodies are spooled to a temporary
+file, so that the lines diagnostics point at can be shown afterwards; the spool is deleted before
+`validate` returns.
+
+Where each child of an index is read from:
+
+- a remote index: each child from its URL;
+- a local index with `url` (its public URL): a child under the index's public folder is read from the
+  same relative path next to the local index (`read-error` if it is missing there), others from their URL;
+- a local index without `url`: a child whose file name exists next to the index is read from there,
+  others from their URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from sitemapkit.core.diagnostics import DiagnosticHandler
+from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.urls import Scope, normalize_url
+from sitemapkit.validator.report import DEFAULT_MAX_UNCOMPRESSED, KEEP, ValidationReport
+
+if TYPE_CHECKING:
+    from sitemapkit.reader.fetch import FetchOptions
+
+__all__ = ["avalidate", "validate"]
+
+# --- public API ------------------------------------------------------------------------------------------
+
+
+def _sources(source_or_sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    if isinstance(source_or_sources, (str, os.PathLike)):
+        return [os.fspath(source_or_sources)]
+    out = [os.fspath(s) for s in source_or_sources]
+    if not out:
+        raise UsageError("no SOURCE to validate")
+    return out
+
+
+async def avalidate(
+    source_or_sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    url: str | None = None,
+    recursive: bool = True,
+    allow_hosts: Iterable[str] = (),
+    now: dt.datetime | None = None,
+    keep: int | None = KEEP,
+    timeout: float | None = None,
+    max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
+    on_diagnostic: DiagnosticHandler | None = None,
+    fetch_options: FetchOptions | None = None,
+) -> ValidationReport:
+    """The async form of `validate`, for use inside a running event loop."""
+    # The walk needs httpx and lxml: load them only now, so that `import sitemapkit` stays quick.
+    from sitemapkit.reader.fetch import FetchOptions
+    from sitemapkit.validator.walk import Options, Validator
+
+    sources = _sources(source_or_sources)
+    if url is not None:
+        if len(sources) > 1:
+            raise UsageError("--url names the public URL of one SOURCE; give one SOURCE with it")
+        try:
+            url = normalize_url(url)
+        except InvalidUrlError as exc:
+            raise UsageError(f"--url {url!r} is not a valid http(s) URL ({exc.reason})") from None
+    hosts = tuple(h.strip() for h in allow_hosts if h.strip())
+    try:
+        Scope("https://example.com/", hosts)
+    except InvalidUrlError as exc:
+        raise UsageError(f"--allow-host: {exc}") from None
+    fetch = fetch_options or FetchOptions()
+    if timeout is not None:
+        fetch = replace(fetch, connect_timeout=timeout, read_timeout=timeout)
+    report = ValidationReport(keep)
+    with tempfile.TemporaryDirectory(prefix="sitemapkit-validate-") as spool:
+        run = Validator(
+            report,
+            Options(url, recursive, max_uncompressed, fetch),
+            now or dt.datetime.now(dt.UTC),
+            hosts,
+            on_diagnostic,
+            spool,
+        )
+        await run.run(sources)
+        run.excerpts()
+    return report
+
+
+def validate(
+    source_or_sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    url: str | None = None,
+    recursive: bool = True,
+    allow_hosts: Iterable[str] = (),
+    now: dt.datetime | None = None,
+    keep: int | None = KEEP,
+    timeout: float | None = None,
+    max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
+    on_diagnostic: DiagnosticHandler | None = None,
+    fetch_options: FetchOptions | None = None,
+) -> ValidationReport:
+    """Validate sitemaps as search engines would read them; return a `ValidationReport`.
+
+    A source is a local `.xml`, `.xml.gz` or `.txt` file (`-` for standard input), a sitemap URL, or a
+    site root (its sitemaps are found through robots.txt). `url` is the public URL of a local file (its
+    scope is judged by it; without it, scope checks are skipped with a note). An index is validated with
+    every child unless `recursive` is False. `allow_hosts` are hosts whose URLs any sitemap may list
+    (cross-submission). `now` is the time dates are judged against (default: the current time).
+    All sources of one call form one tree for duplicates and hreflang.
+
+    Raises `UsageError` for bad arguments and `InputError` for a local file that does not exist; every
+    problem found in the sitemaps themselves is a diagnostic. Must not be called inside a running event
+    loop (use `avalidate` there).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "sitemap.txt")
+    >>> _ = open(path, "w").write("https://example.com/a\\nhttps://example.com/a\\n")
+    >>> report = validate(path, url="https://example.com/sitemap.txt")
+    >>> report.ok, [(d.code, d.line) for d in report]
+    (True, [('duplicate-url', 2)])
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise UsageError("validate() cannot run inside a running event loop; use avalidate() there")
+    return asyncio.run(
+        avalidate(
+            source_or_sources,
+            url=url,
+            recursive=recursive,
+            allow_hosts=allow_hosts,
+            now=now,
+            keep=keep,
+            timeout=timeout,
+            max_uncompressed=max_uncompressed,
+            on_diagnostic=on_diagnostic,
+            fetch_options=fetch_options,
+        )
+    )
