@@ -6,7 +6,7 @@ import csv
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import IO, NoReturn
 
@@ -187,10 +187,12 @@ def _open_output(path: str) -> Iterator[IO[str]]:
         yield f
 
 
-def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterator[UrlEntry]:
-    if tick is None:
-        yield from reader
-        return
+def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterable[UrlEntry]:
+    """The reader's entries, ticking the progress line every 1,000 (the reader itself without one)."""
+    return reader if tick is None else _ticking(reader, tick)
+
+
+def _ticking(reader: Reader, tick: Callable[[], None]) -> Iterator[UrlEntry]:
     for n, entry in enumerate(reader, 1):
         if n % 1000 == 0:
             tick()
