@@ -17,6 +17,7 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export import write_csv, write_jsonl
+from sitemapkit.reader.parquet import require_pyarrow, write_parquet
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,
@@ -48,9 +49,10 @@ TREE_COLUMNS = (
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "csv"]),
+    type=click.Choice(["jsonl", "csv", "parquet"]),
     default=None,
-    help="Output format: jsonl (default) or csv. With --sitemaps the default is a text tree.",
+    help="Output format: jsonl (default), csv or parquet (needs the sitemapkit[parquet] extra). "
+    "With --sitemaps: a text tree (default), jsonl or csv.",
 )
 @click.option("--sitemaps", "show_tree", is_flag=True, help="Print the sitemap tree instead of the URLs.")
 @click.option(
@@ -118,8 +120,18 @@ def parse(
     Examples:
       sitemapkit parse https://example.com/ > urls.jsonl
       sitemapkit parse https://example.com/sitemap_index.xml --format csv -o urls.csv
+      sitemapkit parse https://example.com/ --format parquet -o urls.parquet
       sitemapkit parse https://example.com/ --sitemaps
     """
+    if fmt == "parquet":
+        if show_tree:
+            raise click.UsageError("--sitemaps prints the tree as text, jsonl or csv, not parquet")
+        if output == "-" and sys.stdout.isatty():
+            raise click.UsageError("Parquet is binary: redirect standard output or use -o FILE")
+        try:
+            require_pyarrow()
+        except UsageError as exc:
+            raise click.UsageError(str(exc)) from None
     printer = DiagnosticPrinter(limit=max_diagnostics)
     try:
         reader = read(
@@ -136,15 +148,11 @@ def parse(
     except InputError as exc:
         _fail(str(exc))
     try:
-        with _open_output(output) as out, _progress(reader) as tick:
-            if show_tree:
-                for _ in _counted(reader, tick):
-                    pass
-                _write_tree(reader.tree, fmt, out)
-            elif fmt == "csv":
-                write_csv(_counted(reader, tick), out)
-            else:
-                write_jsonl(_counted(reader, tick), out)
+        if fmt == "parquet":
+            with _open_binary(output) as raw, _progress(reader) as tick:
+                write_parquet(_counted(reader, tick), raw)
+        else:
+            _write_text(reader, fmt, show_tree, output)
     except KeyboardInterrupt:
         reader.close()
         _fail("interrupted", status=130)
@@ -163,6 +171,19 @@ def parse(
         _fail(f"nothing could be read from {source}")
 
 
+def _write_text(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> None:
+    """The entries as JSONL or CSV, or the tree, to `output`."""
+    with _open_output(output) as out, _progress(reader) as tick:
+        if show_tree:
+            for _ in _counted(reader, tick):
+                pass
+            _write_tree(reader.tree, fmt, out)
+        elif fmt == "csv":
+            write_csv(_counted(reader, tick), out)
+        else:
+            write_jsonl(_counted(reader, tick), out)
+
+
 def _fail(message: str, status: int = 1) -> NoReturn:
     click.secho(f"sitemapkit parse: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
     sys.exit(status)
@@ -175,6 +196,16 @@ def _summary(reader: Reader) -> None:
     read_ok = sum(1 for node in reader.sitemaps if node.read_ok)
     problems = f"{log.errors:,} errors, {log.warnings:,} warnings"
     click.echo(f"{reader.count:,} URLs from {read_ok:,} sitemap(s); {problems}", err=True)
+
+
+@contextmanager
+def _open_binary(path: str) -> Iterator[IO[bytes]]:
+    if path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with open(path, "wb") as f:
+        yield f
 
 
 @contextmanager
