@@ -5,9 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +142,54 @@ def test_without_pyarrow_the_error_names_the_extra(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads((tmp_path / "out.parquet").read_text())["loc"] == "https://example.com/x"
+
+
+def test_output_file_appears_only_when_complete(tmp_path: Path) -> None:
+    """-o FILE is written under a temporary name and renamed at the end: a failed run leaves no file,
+    and the one already there is kept."""
+    out = tmp_path / "urls.parquet"
+    out.write_bytes(b"old")
+    bad = tmp_path / "not-a-sitemap.xml"
+    bad.write_text("x" * 100)
+    code = f"""
+        import sys
+        import sitemapkit.reader.parquet as p
+        def broken(entries, out, **kw):
+            out.write(b"PAR1 half")
+            raise OSError(28, "No space left on device")
+        p.write_parquet = broken
+        import sitemapkit.cli.parse as cli
+        cli.write_parquet = broken
+        sys.argv = ["sitemapkit", "parse", {str(bad)!r}, "--format", "parquet", "-o", {str(out)!r}]
+        from sitemapkit.cli import main
+        main()
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1
+    assert "cannot write (No space left on device)" in proc.stderr
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-sitemap.xml", "urls.parquet"]
+
+
+def test_output_to_a_fifo_is_written_directly(tmp_path: Path) -> None:
+    """-o naming something that is not a regular file (a FIFO here, /dev/null in real life) is written
+    to, never replaced by a renamed temporary file."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    def drain() -> None:
+        with open(fifo, "rb") as f:
+            got.append(f.read())
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    result = CliRunner().invoke(
+        main, ["parse", "-", "-o", str(fifo)], input=urlset("<loc>https://e.com/x</loc>")
+    )
+    reader.join(10)
+    assert result.exit_code == 0, result.output
+    assert fifo.is_fifo()
+    assert got and b'"loc":"https://e.com/x"' in got[0]

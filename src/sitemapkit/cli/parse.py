@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 import click
 
@@ -204,7 +206,7 @@ def _open_binary(path: str) -> Iterator[IO[bytes]]:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    with open(path, "wb") as f:
+    with _complete_file(path, True) as f:
         yield f
 
 
@@ -214,8 +216,35 @@ def _open_output(path: str) -> Iterator[IO[str]]:
         yield sys.stdout
         sys.stdout.flush()
         return
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with _complete_file(path, False) as f:
         yield f
+
+
+@contextmanager
+def _complete_file(path: str, binary: bool) -> Iterator[Any]:
+    """`path` written under a temporary name beside it and renamed into place once complete, so an
+    interrupted or failed run leaves no partial file. A path that exists and is not a regular file (a
+    device such as /dev/null, a FIFO) is written directly."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        with _open(path, "w", binary) as f:
+            yield f
+        return
+    folder, name = os.path.split(os.path.abspath(path))
+    temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with _open(temp, "x", binary) as f:
+            yield f
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _open(path: str, mode: str, binary: bool) -> IO[Any]:
+    if binary:
+        return open(path, mode + "b")
+    return open(path, mode, encoding="utf-8", newline="")
 
 
 def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterable[UrlEntry]:
