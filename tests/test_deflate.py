@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,26 @@ def test_asking_for_a_missing_compressor_falls_back_to_zlib(tmp_path: Path) -> N
     proc = run_blocked("zlib_ng", code, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "zlib"
+
+
+def test_files_waiting_for_the_compressor_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow compressor holds the main loop back: at most two finished bodies wait on disk for it, however
+    many files the run writes (so memory and temporary space stay flat)."""
+    real = SitemapWriter._assemble
+    waiting: list[int] = []
+
+    def slow(self: SitemapWriter, temp: Path, header: bytes, spool: Path) -> None:
+        time.sleep(0.02)
+        waiting.append(len(list(tmp_path.glob(".sitemap-*.body.*.tmp"))))
+        real(self, temp, header, spool)
+
+    monkeypatch.setattr(SitemapWriter, "_assemble", slow)
+    with SitemapWriter(tmp_path, BASE, gzip=True, max_urls=10) as w:
+        for url in URLS[:300]:
+            w.add(url)
+    assert len(waiting) == 30
+    # the one being compressed, two finished ones queued, and the one being filled
+    assert max(waiting) <= 4
+    assert len(list(tmp_path.glob("sitemap-*.xml.gz"))) == 30
