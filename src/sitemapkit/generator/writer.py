@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import gzip
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Diagnosti
 from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
+from sitemapkit.generator.deflate import GzipWriter
 from sitemapkit.generator.pipeline import Pipeline
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.serialize import (
@@ -61,6 +61,7 @@ def manifest_name(name: str) -> str:
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _COPY_CHUNK = 1 << 20
+_QUEUED = 2
 _FOOTER = len(xml_footer("urlset").encode())
 
 
@@ -514,17 +515,16 @@ class SitemapWriter:
         handle = open(spool, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
         return _Part(spool, handle)
 
-    def _open_out(self, path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    def _open_out(self, path: Path) -> tuple[IO[bytes] | GzipWriter, IO[bytes]]:
         raw = open(path, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller
         if not self.gzip:
             return raw, raw
-        zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=self.gzip_level, mtime=0)
-        return zipped, raw  # type: ignore[return-value]
+        return GzipWriter(raw, self.gzip_level), raw
 
     def _finish_part(self) -> None:
         """Close the current file's body; its header, body and footer are assembled (and gzipped) in a
-        background thread while the next file fills: zlib releases the GIL, so compression overlaps the
-        Python work on a second core."""
+        background thread while the next file fills: zlib and zlib-ng release the GIL, so compression
+        overlaps the Python work on a second core."""
         part = self._part
         assert part is not None
         self._part = None
@@ -535,6 +535,11 @@ class SitemapWriter:
         self._done.append(_Done(temp, part.urls, len(header) + part.body + _FOOTER, newest))
         if self._assembler is None:
             self._assembler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-writer")
+        # A bounded queue: at most _QUEUED finished bodies wait for the compressor, so a slow disk or
+        # compressor holds the main loop back instead of piling up spooled files.
+        # The one worker runs jobs in order; a failure waits for close() to report it.
+        if len(self._assembling) >= _QUEUED:
+            self._assembling[-_QUEUED].exception()
         self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool))
 
     def _assemble(self, temp: Path, header: bytes, spool: Path) -> None:
