@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from collections.abc import Callable
 
 from xxhash import xxh3_64_intdigest
 
@@ -60,7 +61,8 @@ class Pipeline:
 
     - `loc` is normalised (`normalize_url`, with `/paths` resolved against the scope's folder);
     - URLs out of `scope` are rejected (`url-not-allowed`);
-    - URLs the `rules` filter out are dropped (counted in `filtered`, no diagnostic), and the rules'
+    - the build's `own` files and the URLs the `rules` filter out are dropped (counted in `filtered`, no
+      diagnostic), and the rules'
       per-pattern defaults fill in a missing changefreq or priority;
     - exact duplicates after normalisation are dropped (`duplicate-url`, a warning);
     - naive date-times are taken as UTC, and the run says so once (`naive-datetime`).
@@ -74,8 +76,10 @@ class Pipeline:
         dedupe: bool = True,
         now: dt.datetime | None = None,
         rules: UrlRules | None = None,
+        own: Callable[[str], bool] | None = None,
     ) -> None:
         self.scope = scope
+        self.own = own
         self.rules = rules if rules else None
         self.filtered = 0
         self.log = log
@@ -109,6 +113,9 @@ class Pipeline:
                     url=loc,
                 )
             )
+            return None
+        if self.own is not None and self.own(loc):
+            self.filtered += 1  # one of the build's own files (its sitemaps, robots.txt): never listed
             return None
         rules = self.rules
         if rules is not None:

@@ -49,6 +49,10 @@ if TYPE_CHECKING:
     from sitemapkit.generator.robots import RobotsResult
 
 IndexMode = Literal["auto", "always", "never"]
+Naming = Literal["sitemapkit", "sitemap_gen"]
+"""How published files are named: `sitemap.xml`, or `sitemap-1.xml`... with the index `sitemap.xml`; or as
+Google's sitemap_gen.py named them: `sitemap.xml`, `sitemap1.xml`, ... and the index `sitemap_index.xml`
+(never gzipped)."""
 HreflangMode = Literal["keep", "complete"]
 _CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
@@ -180,6 +184,10 @@ class SitemapWriter:
     With `strict`, any error or warning means nothing is published (`StrictModeError`).
     Extension data a validator would reject (a video without a title, an invalid hreflang, news older than
     two days as of `now`, ...) is left out with a diagnostic, and a file holds at most 1,000 news URLs.
+
+    The set's own files (its sitemaps, index and stylesheet, and `own_urls`, such as the robots.txt a build
+    updates) are never listed. `replace_existing` lets the set take over files of its names that another
+    tool wrote (without it, publishing over them is refused). `naming`: see `Naming`.
     """
 
     def __init__(
@@ -201,6 +209,9 @@ class SitemapWriter:
         rules: UrlRules | None = None,
         on_diagnostic: DiagnosticHandler | None = None,
         now: dt.datetime | None = None,
+        naming: Naming = "sitemapkit",
+        replace_existing: bool = False,
+        own_urls: Iterable[str] = (),
     ) -> None:
         if not 1 <= max_urls <= MAX_URLS:
             raise UsageError(f"max_urls must be from 1 to {MAX_URLS:,} (got {max_urls:,})")
@@ -214,6 +225,8 @@ class SitemapWriter:
             raise UsageError(f"gzip_level must be from 0 to 9 (got {gzip_level})")
         if hreflang not in ("keep", "complete"):
             raise UsageError(f"hreflang must be keep or complete (got {hreflang!r})")
+        if naming not in ("sitemapkit", "sitemap_gen"):
+            raise UsageError(f"naming must be sitemapkit or sitemap_gen (got {naming!r})")
         self.out_dir = Path(out_dir)
         self.scope = Scope(base_url, tuple(allow_hosts))
         self.base_url = self.scope.folder
@@ -225,7 +238,12 @@ class SitemapWriter:
         self.name = name
         self.strict = strict
         self.log = DiagnosticLog(on_diagnostic)
-        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe, now=now, rules=rules)
+        self.naming: Naming = naming
+        self.replace_existing = replace_existing
+        self._own_prefix = escape_url(self.scope.folder + name)
+        self.pipeline = Pipeline(
+            self.scope, self.log, dedupe=dedupe, now=now, rules=rules, own=self._own_matcher(tuple(own_urls))
+        )
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
@@ -250,6 +268,17 @@ class SitemapWriter:
             from sitemapkit.generator.hreflang import HreflangGroups
 
             self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
+
+    def _own_matcher(self, extra: tuple[str, ...]) -> Callable[[str], bool]:
+        """A test for the URLs of the set's own files (see the class docstring)."""
+        name = re.escape(self.scope.folder + self.name)
+        if self.naming == "sitemap_gen":
+            pattern = rf"{name}(?:\d*\.xml(?:\.gz)?|_index\.xml)"
+        else:
+            pattern = rf"{name}(?:-\d+)?\.xml(?:\.gz)?|{name}\.xsl"
+        own = re.compile(pattern)
+        others = frozenset(extra)
+        return lambda url: own.fullmatch(url) is not None or url in others
 
     # -- adding -------------------------------------------------------------------------------------
 
@@ -384,6 +413,7 @@ class SitemapWriter:
                     self.add_record(record)
             return
         folder = escape_url(self.scope.folder)
+        own_prefix = self._own_prefix
         canon_url = CANONICAL_URL.fullmatch
         canon_time = _CANON_UTC_TIME.fullmatch
         days = self._days
@@ -446,6 +476,7 @@ class SitemapWriter:
             if (
                 part is None
                 or not loc.startswith(folder)
+                or loc.startswith(own_prefix)  # maybe one of the set's own files
                 or len(loc) >= MAX_URL_LENGTH
                 or "/." in loc  # a dot segment, which normalize_url removes
                 or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
@@ -638,19 +669,23 @@ class SitemapWriter:
                 "(too-many-sitemaps); nothing was published"
             )
         single = len(self._done) == 1 and not with_index
+        sitemap_gen = self.naming == "sitemap_gen"
         files: list[SitemapFile] = []
         renames: list[tuple[Path, Path]] = []
         for number, done in enumerate(self._done, start=1):
-            final = f"{self.name}{self._suffix}" if single else f"{self.name}-{number}{self._suffix}"
+            if sitemap_gen:
+                final = f"{self.name}{number - 1 if number > 1 else ''}{self._suffix}"
+            else:
+                final = f"{self.name}{self._suffix}" if single else f"{self.name}-{number}{self._suffix}"
             files.append(
                 SitemapFile(self.out_dir / final, self.base_url + final, done.urls, done.bytes, done.lastmod)
             )
             renames.append((done.temp, self.out_dir / final))
         index_file: SitemapFile | None = None
         if with_index:
-            final = f"{self.name}{self._suffix}"
+            final = f"{self.name}_index.xml" if sitemap_gen else f"{self.name}{self._suffix}"
             temp = self._temp(final)
-            size = self._write_index(temp, files)
+            size = self._write_index(temp, files, plain=sitemap_gen)
             index_file = SitemapFile(self.out_dir / final, self.base_url + final, len(files), size, None)
             renames.append((temp, self.out_dir / final))
         stylesheet: Path | None = None
@@ -675,10 +710,15 @@ class SitemapWriter:
             filtered=self.pipeline.filtered,
         )
 
-    def _write_index(self, temp: Path, files: list[SitemapFile]) -> int:
+    def _write_index(self, temp: Path, files: list[SitemapFile], plain: bool = False) -> int:
         header = xml_header("sitemapindex", (), self.xsl_href).encode()
         footer = xml_footer("sitemapindex").encode()
-        out, raw = self._open_out(temp)
+        out: IO[bytes]
+        raw: IO[bytes]
+        if plain:  # never gzipped
+            out = raw = open(temp, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed below
+        else:
+            out, raw = self._open_out(temp)
         size = len(header) + len(footer)
         try:
             out.write(header)
@@ -730,10 +770,17 @@ class SitemapWriter:
         previous = self._read_manifest()
         new_names = [final.name for _, final in renames]
         for _, final in renames:
-            if final.name not in previous and (final.exists() or final.is_symlink()):
+            if final.name in previous or not (final.exists() or final.is_symlink()):
+                continue
+            if final.is_symlink():
                 raise PublishError(
-                    f"{final} exists and was not written by sitemapkit; move it away or choose another "
+                    f"{final} is a symbolic link not written by sitemapkit; move it away or choose another "
                     "--name. Nothing was published"
+                )
+            if not self.replace_existing:
+                raise PublishError(
+                    f"{final} exists and was not written by sitemapkit; move it away, choose another --name, "
+                    "or take it over with --replace-existing. Nothing was published"
                 )
         self._write_manifest(sorted(previous | set(new_names)))
         unchanged: list[str] = []
