@@ -453,3 +453,56 @@ def test_a_log_source_keeps_assets_and_counts_only_200_when_asked(tmp_path: Path
     generate([], tmp_path / "out", BASE, logs=LogSource((str(log),), statuses=frozenset({200}), assets=()))
     assert urls_of(tmp_path / "out") == [BASE + "logo.png"]
     assert os.path.exists(tmp_path / "out" / "sitemap.xml")
+
+
+# -- merging ------------------------------------------------------------------------------------------------
+
+
+def test_the_same_url_from_several_sources_is_one_entry_keeping_what_each_says(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "page.html").write_text(
+        "<html><head><title>p</title></head><body><img src='/a.png'></body></html>"
+    )
+    os.utime(site / "page.html", (1_700_000_000, 1_700_000_000))  # 2023-11-14
+    log = tmp_path / "access.log"
+    log.write_text(
+        '1.2.3.4 - - [01/Mar/2024:10:00:00 +0000] "GET /page.html HTTP/1.1" 200 5\n' * 3
+        + '1.2.3.4 - - [01/Mar/2024:10:00:00 +0000] "GET /other HTTP/1.1" 200 5\n'
+    )
+    old = tmp_path / "old.xml"
+    old.write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+        'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
+        f"<url><loc>{BASE}page.html</loc><lastmod>2020-01-01</lastmod><changefreq>monthly</changefreq>"
+        f"<image:image><image:loc>{BASE}b.png</image:loc></image:image></url></urlset>"
+    )
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{BASE}page.html\t2024-06-01\tdaily\t0.9\n{BASE}other\n")
+    diagnostics, report = collect()
+    result = generate(
+        [str(urls), str(old)],
+        tmp_path / "out",
+        BASE,
+        folder=FolderSource(site, images=True),
+        logs=LogSource((str(log),), priority_from_hits=True),
+        lastmod="mtime",
+        on_diagnostic=report,  # type: ignore[arg-type]
+    )
+    entries = {e.loc: e for e in parse_file(tmp_path / "out" / "sitemap.xml") if isinstance(e, UrlEntry)}
+    assert sorted(entries) == [BASE + "other", BASE + "page.html"]
+    page = entries[BASE + "page.html"]
+    assert page.lastmod == dt.date(2024, 6, 1)  # the newest: the list's (the file's mtime is 2023)
+    assert page.changefreq == "monthly"  # the existing sitemap is read before the list
+    assert page.priority == 1.0  # from the log's hits: no source before it gave one
+    assert sorted(i.loc for i in page.images) == [BASE + "a.png", BASE + "b.png"]
+    assert entries[BASE + "other"].priority == 0.5  # from the log; the list says nothing
+    assert result.merged == 4 and result.duplicates == 0
+    assert not [d for d in diagnostics if d.code == "duplicate-url"]
+
+
+def test_one_source_streams_and_reports_duplicates_as_before(tmp_path: Path) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{BASE}a\n{BASE}a\n")
+    result = generate([str(urls)], tmp_path / "out", BASE)
+    assert (result.urls, result.duplicates, result.merged) == (1, 1, 0)

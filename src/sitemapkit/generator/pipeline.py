@@ -55,6 +55,11 @@ class Deduper:
     def __len__(self) -> int:
         return len(self._seen)
 
+    def __contains__(self, url: str) -> bool:
+        if "&" in url or "'" in url:
+            url = url.replace("&", "&amp;").replace("'", "&apos;")
+        return xxh3_64_intdigest(url.encode()) in self._seen
+
 
 class Pipeline:
     """Turns entries from any source into entries the writer may publish, or rejects them.
@@ -80,6 +85,9 @@ class Pipeline:
     ) -> None:
         self.scope = scope
         self.own = own
+        self.merge: Callable[[UrlEntry], bool] | None = None
+        """Offered each duplicate (processed): True when it was merged into an entry held back."""
+        self.merged = 0
         self.rules = rules if rules else None
         self.filtered = 0
         self.log = log
@@ -123,8 +131,18 @@ class Pipeline:
                 self.filtered += 1
                 return None
             entry = rules.apply(entry)
+        merge = self.merge
+        if merge is not None and self.deduper is not None and loc in self.deduper:
+            merged = self._complete(entry, loc, source, line)
+            if merge(merged):  # the same URL from another source: one entry keeps what each says
+                self.merged += 1
+                return None
         if not self.admit(loc, source, line):
             return None
+        return self._complete(entry, loc, source, line)
+
+    def _complete(self, entry: UrlEntry, loc: str, source: str | None, line: int | None) -> UrlEntry:
+        """The admitted entry with its extension data checked, `loc` normalised, lastmod made aware."""
         if entry.images or entry.videos or entry.alternates:
             entry = self._extension_urls(entry, source, line, loc)
             stripped = self._without_deprecated(entry, source, line, loc)

@@ -18,7 +18,7 @@ from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.sources.lists import is_url_list, list_batches, read_source
-from sitemapkit.generator.sources.records import TextRecord
+from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.writer import IndexMode, Naming, PublishResult, SitemapWriter
 
 if TYPE_CHECKING:
@@ -68,12 +68,13 @@ class LogSource:
 @dataclass(frozen=True)
 class ListSource:
     """An input file with options: a URL list, CSV or JSONL file, or an existing sitemap (`kind="sitemap"`,
-    or detected by content when `kind` is None). `encoding` is its text encoding (default UTF-8);
+    or detected by content when `kind` is None; see `kind`). `encoding` is its text encoding (default UTF-8);
     `sitemap_gen` reads a URL list's lines strictly in sitemap_gen.py's form (`URL key=value ...`)."""
 
     path: str
     encoding: str | None = None
     kind: str | None = None
+    """"sitemap", "file" (read as its extension says), or None: "sitemap" when its content is one."""
     sitemap_gen: bool = False
     tag_order: tuple[str, ...] = ()
     """sitemap_gen.py's News list: the TAB-separated columns (see `sources.newslist`)."""
@@ -221,18 +222,29 @@ def generate(
             replace_existing=replace_existing,
             own_urls=_robots_urls(base_url) if robots is not None else (),
         )
+        # With several sources, the entries of all but the streamed URL lists are held back (in memory)
+        # and merged, so that one URL from several sources is one entry keeping what each says.
+        hold = len(inputs) + len(folders) + len(log_groups) + (1 if records else 0) > 1
+        kinds = [s.kind or ("sitemap" if _is_sitemap(s.path) else "file") for s in inputs]
+        sitemaps = [
+            dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k == "sitemap"
+        ]
+        others = [
+            dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k != "sitemap"
+        ]
         try:
             for record in records:
-                writer.add_record(record)
-            _add_sources(writer, inputs, run, stats, on_progress, encoding)
+                writer.add_entry(entry_from_text(record, writer.log), hold=hold)
+            _add_sources(writer, sitemaps, run, stats, on_progress, encoding, hold=hold)
             for each_folder in folders:
-                _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain)
+                _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain, hold)
             for log_group in log_groups:
                 if log_group.encoding is None and encoding is not None:
                     log_group = dataclasses.replace(log_group, encoding=encoding)
                 if log_group.log_format is None and log_format is not None:
                     log_group = dataclasses.replace(log_group, log_format=log_format)
-                _add_logs(writer, log_group, base_url, allow_hosts, run, stats)
+                _add_logs(writer, log_group, base_url, allow_hosts, run, stats, hold)
+            _add_sources(writer, others, run, stats, on_progress, encoding)
         except BaseException:
             writer.abort()
             raise
@@ -286,6 +298,7 @@ def _add_sources(
     stats: SourceStats,
     on_progress: Callable[[int], None] | None,
     default_encoding: str | None = None,
+    hold: bool = False,
 ) -> None:
     def observed(entry: UrlEntry) -> Lastmod | None:
         assert run is not None
@@ -323,7 +336,7 @@ def _add_sources(
         if entries is None:
             entries = read_source(name, writer.log, encoding, sitemap_gen=source.sitemap_gen)
         for entry in entries:
-            writer.add_entry(entry, hook)
+            writer.add_entry(entry, hook, hold=hold)
             stats.read += 1
             if on_progress is not None and not stats.read % 10_000:
                 on_progress(stats.read)
@@ -344,6 +357,7 @@ def _add_folder(
     mode: str,
     stats: SourceStats,
     explain: Callable[[Skip], None] | None,
+    hold: bool = False,
 ) -> None:
     from itertools import islice
 
@@ -383,7 +397,7 @@ def _add_folder(
             run.prefetch(page.entry.loc for page in chunk)
         for page in chunk:
             stats.folder_pages += 1
-            writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times))
+            writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times), hold=hold)
     stats.folder_cached += scan.cached
 
 
@@ -412,6 +426,7 @@ def _add_logs(
     allow_hosts: tuple[str, ...],
     run: StateRun | None,
     stats: SourceStats,
+    hold: bool = False,
 ) -> None:
     from sitemapkit.generator.sources.logs import DEFAULT_ASSET_EXTENSIONS, read_logs
 
@@ -441,4 +456,4 @@ def _add_logs(
 
     for entry in entries:
         stats.log_pages += 1
-        writer.add_entry(entry, observed if run is not None else None)
+        writer.add_entry(entry, observed if run is not None else None, hold=hold)

@@ -111,6 +111,8 @@ class PublishResult:
     """URLs left out by include/exclude rules (not an error)."""
     robots: RobotsResult | None = None
     """What `generate(..., robots=PATH)` did to robots.txt after publishing."""
+    merged: int = 0
+    """Entries merged into one for the same URL from another source (see `SitemapWriter.add_entry`)."""
 
     @property
     def entry_url(self) -> str:
@@ -128,6 +130,7 @@ class PublishResult:
                 "bytes": sum(f.bytes for f in self.files),
                 "rejected": self.rejected,
                 "duplicates": self.duplicates,
+                "merged": self.merged,
                 "filtered": self.filtered,
                 "errors": self.errors,
                 "warnings": self.warnings,
@@ -256,6 +259,7 @@ class SitemapWriter:
         self._assembling: list[Future[None]] = []
         self._closed = False
         self._header_cache: dict[frozenset[str], int] = {}
+        self._held: dict[str, UrlEntry] = {}
         self.result: PublishResult | None = None
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -303,9 +307,18 @@ class SitemapWriter:
         )
         return self.add_entry(entry)
 
-    def add_entry(self, entry: UrlEntry, lastmod: Callable[[UrlEntry], Lastmod | None] | None = None) -> bool:
+    def add_entry(
+        self,
+        entry: UrlEntry,
+        lastmod: Callable[[UrlEntry], Lastmod | None] | None = None,
+        *,
+        hold: bool = False,
+    ) -> bool:
         """Add one entry (see `add`). `lastmod`, if given, is called with the entry once it is accepted
-        (normalised, in scope, not a duplicate) and decides its `<lastmod>` (the state store does this)."""
+        (normalised, in scope, not a duplicate) and decides its `<lastmod>` (the state store does this).
+
+        `hold` keeps the entry in memory until `close`, and from then on a later entry for the same URL, from
+        any source, is merged into it (`sitemapkit.generator.merge`) instead of being a duplicate."""
         if self._closed:
             raise UsageError("the writer is closed")
         ready = self.pipeline.process(entry)
@@ -326,6 +339,23 @@ class SitemapWriter:
                     ready.sitemap,
                     ready.line,
                 )
+        if hold:
+            if self.pipeline.merge is None:
+                self.pipeline.merge = self._merge_held
+            self._held[ready.loc] = ready
+            return True
+        return self._emit(ready)
+
+    def _merge_held(self, entry: UrlEntry) -> bool:
+        from sitemapkit.generator.merge import merge_entries
+
+        held = self._held.get(entry.loc)
+        if held is None:
+            return False
+        self._held[entry.loc] = merge_entries(held, entry)
+        return True
+
+    def _emit(self, ready: UrlEntry) -> bool:
         needs = (
             prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
         )
@@ -602,6 +632,10 @@ class SitemapWriter:
             return self.result
         self._closed = True
         try:
+            held, self._held = self._held, {}
+            for entry in held.values():
+                self._emit(entry)
+            del held
             if self._groups is not None:
                 groups, self._groups = self._groups, None
                 try:
@@ -624,6 +658,7 @@ class SitemapWriter:
     def abort(self) -> None:
         """Discard everything written so far; the output folder is left as it was."""
         self._closed = True
+        self._held = {}
         if self._groups is not None:
             self._groups.close()
             self._groups = None
@@ -701,6 +736,7 @@ class SitemapWriter:
             urls=sum(f.urls for f in files),
             rejected=self.pipeline.rejected,
             duplicates=self.pipeline.duplicates,
+            merged=self.pipeline.merged,
             removed=removed,
             errors=log.errors,
             warnings=log.warnings,
