@@ -243,10 +243,12 @@ class SitemapWriter:
         self.log = DiagnosticLog(on_diagnostic)
         self.naming: Naming = naming
         self.replace_existing = replace_existing
-        self._own_prefix = escape_url(self.scope.folder + name)
+        own_urls = tuple(own_urls)
         self.pipeline = Pipeline(
-            self.scope, self.log, dedupe=dedupe, now=now, rules=rules, own=self._own_matcher(tuple(own_urls))
+            self.scope, self.log, dedupe=dedupe, now=now, rules=rules, own=self._own_matcher(own_urls)
         )
+        self._own_numbered = 0
+        self._own_keys(own_urls)
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
@@ -273,13 +275,32 @@ class SitemapWriter:
 
             self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
 
+    def _own_keys(self, extra: tuple[str, ...] = ()) -> None:
+        """Mark the URLs of the set's own files (numbered ones up to 1,000 more than written so far) as seen,
+        so that the bulk path of `add_lines` hands them to the pipeline, which leaves them out."""
+        deduper = self.pipeline.deduper
+        if deduper is None:
+            return
+        folder, name, seen = self.scope.folder, self.name, deduper._seen
+        names: list[str] = []
+        if not self._own_numbered:
+            names += [f"{name}.xml", f"{name}.xml.gz", f"{name}.xsl"]
+            if self.naming == "sitemap_gen":
+                names.append(f"{name}_index.xml")
+        start, self._own_numbered = self._own_numbered + 1, self._own_numbered + 1000
+        dash = "" if self.naming == "sitemap_gen" else "-"
+        for number in range(start, self._own_numbered + 1):
+            names += [f"{name}{dash}{number}.xml", f"{name}{dash}{number}.xml.gz"]
+        for url in (*(folder + n for n in names), *extra):
+            seen.add(xxh3_64_intdigest(escape_url(url).encode()))
+
     def _own_matcher(self, extra: tuple[str, ...]) -> Callable[[str], bool]:
         """A test for the URLs of the set's own files (see the class docstring)."""
         name = re.escape(self.scope.folder + self.name)
         if self.naming == "sitemap_gen":
-            pattern = rf"{name}(?:\d*\.xml(?:\.gz)?|_index\.xml)"
+            pattern = rf"{name}(?:(?:[1-9]\d*)?\.xml(?:\.gz)?|_index\.xml|\.xsl)"
         else:
-            pattern = rf"{name}(?:-\d+)?\.xml(?:\.gz)?|{name}\.xsl"
+            pattern = rf"{name}(?:(?:-[1-9]\d*)?\.xml(?:\.gz)?|\.xsl)"
         own = re.compile(pattern)
         others = frozenset(extra)
         return lambda url: own.fullmatch(url) is not None or url in others
@@ -443,7 +464,6 @@ class SitemapWriter:
                     self.add_record(record)
             return
         folder = escape_url(self.scope.folder)
-        own_prefix = self._own_prefix
         canon_url = CANONICAL_URL.fullmatch
         canon_time = _CANON_UTC_TIME.fullmatch
         days = self._days
@@ -506,7 +526,6 @@ class SitemapWriter:
             if (
                 part is None
                 or not loc.startswith(folder)
-                or loc.startswith(own_prefix)  # maybe one of the set's own files
                 or len(loc) >= MAX_URL_LENGTH
                 or "/." in loc  # a dot segment, which normalize_url removes
                 or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
@@ -571,6 +590,8 @@ class SitemapWriter:
         return path
 
     def _new_part(self) -> _Part:
+        if len(self._done) + 1 > self._own_numbered - 10:
+            self._own_keys()
         spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
         handle = open(spool, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
         return _Part(spool, handle)
