@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -18,9 +19,12 @@ from sitemapkit.core.errors import PublishError, UsageError
 from sitemapkit.core.model import News, UrlEntry
 from sitemapkit.generator.run import FolderSource, ListSource, LogSource, generate
 from sitemapkit.generator.sources.logs import read_logs
-from sitemapkit.generator.sources.sitemaps import is_sitemap_file, local_child
+from sitemapkit.generator.sources.sitemaps import is_sitemap_file
 from sitemapkit.generator.writer import SitemapWriter
+from sitemapkit.reader.local import local_child
 from sitemapkit.reader.parser import parse_file
+from sitemapkit.validator.run import validate
+from tests.localserver import LocalServer
 
 BASE = "https://www.example.com/"
 
@@ -506,3 +510,55 @@ def test_one_source_streams_and_reports_duplicates_as_before(tmp_path: Path) -> 
     urls.write_text(f"{BASE}a\n{BASE}a\n")
     result = generate([str(urls)], tmp_path / "out", BASE)
     assert (result.urls, result.duplicates, result.merged) == (1, 1, 0)
+
+
+# -- parse and validate of a local index -------------------------------------------------------------------
+
+
+def test_parse_and_validate_read_a_local_index_children_locally_first(
+    tmp_path: Path, server: LocalServer
+) -> None:
+    old = tmp_path / "old"
+    (old / "maps").mkdir(parents=True)
+    (old / "maps" / "sitemap1.xml.gz").write_bytes(gzip.compress(CHILD_084.encode()))
+    (old / "sitemap2.xml").write_text(CHILD_09)
+    remote = server.route(
+        "/remote.xml",
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        "<url><loc>https://www.example.com/remote</loc></url></urlset>",
+    )
+    index = old / "sitemap_index.xml"
+    index.write_text(
+        '<sitemapindex xmlns="http://www.google.com/schemas/sitemap/0.84">'
+        f"<sitemap><loc>{server.url('/maps/sitemap1.xml.gz')}</loc></sitemap>"
+        f"<sitemap><loc>{server.url('/sitemap2.xml')}</loc></sitemap>"
+        f"<sitemap><loc>{remote}</loc></sitemap></sitemapindex>"
+    )
+    local_only = subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "parse", str(index)], capture_output=True, text=True, timeout=60
+    )
+    assert local_only.returncode == 0, local_only.stderr
+    assert [json.loads(line)["loc"] for line in local_only.stdout.splitlines()] == [
+        BASE + "old-a",
+        BASE + "old-b",
+        BASE + "new-c",
+    ]
+    assert "--fetch-missing" in local_only.stderr and server.requests == []  # nothing fetched
+    fetched = subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "parse", "--fetch-missing", str(index)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert [json.loads(line)["loc"] for line in fetched.stdout.splitlines()][-1] == BASE + "remote"
+    assert [r.path for r in server.requests] == ["/remote.xml"]  # only the one not found locally
+
+    report = validate(index)
+    assert [(f.source, f.entries) for f in report.files][1:] == [
+        (str(old / "maps" / "sitemap1.xml.gz"), 2),
+        (str(old / "sitemap2.xml"), 1),
+    ]
+    assert [d.code for d in report if d.url == remote] == ["read-error"]
+    assert [r.path for r in server.requests] == ["/remote.xml"]
+    fetched_report = validate(index, fetch_missing=True)
+    assert len(fetched_report.files) == 4

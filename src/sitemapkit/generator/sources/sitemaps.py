@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.model import IndexEntry, UrlEntry
 from sitemapkit.generator.sources.lists import open_input
+from sitemapkit.reader.local import local_child
 
 _MAX_DEPTH = 5
 _SITEMAP_ROOTS = ("<urlset", "<sitemapindex", "<rss", "<feed", "<rdf:rdf")
@@ -40,21 +40,6 @@ def is_sitemap_file(name: str) -> bool:
     if not text.startswith("<"):
         return False
     return any(root in text for root in _SITEMAP_ROOTS)
-
-
-def local_child(index_path: str | os.PathLike[str], loc: str) -> Path | None:
-    """The local file of an index's child `loc`: its URL path under the index's folder, from the whole
-    path down to the file name; None when there is none."""
-    folder = Path(index_path).resolve().parent
-    path = unquote(urlsplit(loc).path)
-    parts = [p for p in path.split("/") if p]
-    if not parts or any(p in (".", "..") or "\\" in p for p in parts):
-        return None
-    for start in range(len(parts)):
-        candidate = folder.joinpath(*parts[start:])
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def read_sitemaps(
