@@ -354,3 +354,20 @@ def test_detection_by_content(tmp_path: Path) -> None:
     assert load_any(toml_named_xml).records[0].loc == BASE + "a"
     with pytest.raises(ConfigError, match="not TOML"):
         load_config(make_site(tmp_path / "site"))
+
+
+def test_toml_url_and_filter_tables(tmp_path: Path) -> None:
+    toml = tmp_path / "sitemapkit.toml"
+    toml.write_text(
+        f'base_url = "{BASE}"\nstate = false\n[output]\ndir = "out"\n\n'
+        f'[[url]]\nloc = "{BASE}a~"\n\n[[url]]\nloc = "/b"\nchangefreq = "sometimes"\npriority = 0.5\n\n'
+        '[[filter]]\naction = "drop"\npattern = "*~"\n'
+    )
+    run = sitemapkit("build", str(toml))
+    assert run.returncode == 0, run.stderr
+    assert f"{toml}:9: error [invalid-value] changefreq 'sometimes'" in run.stderr
+    (entry,) = entries_of(tmp_path / "out" / "sitemap.xml").values()
+    assert (entry.loc, entry.changefreq, entry.priority) == (BASE + "b", None, 0.5)
+    toml.write_text(toml.read_text() + 'type = "glob"\n')
+    with pytest.raises(ConfigError, match=r":17: filter\[1\]\.type: must be one of wildcard, regexp"):
+        load_config(toml)

@@ -573,12 +573,8 @@ def _records(r: _Reader, data: dict[str, Any]) -> tuple[TextRecord, ...]:
         lastmod = r.get(item, (*key, "lastmod"), str, None)
         changefreq = r.get(item, (*key, "changefreq"), str, None)
         priority = r.get(item, (*key, "priority"), (float, int, str), None)
-        line = int(r.where(key).rsplit(":", 1)[-1]) if ":" in r.where(key) else None
-        out.append(
-            TextRecord(
-                loc, lastmod, changefreq, None if priority is None else str(priority), str(r.path), line or 0
-            )
-        )
+        text_priority = None if priority is None else str(priority)
+        out.append(TextRecord(loc, lastmod, changefreq, text_priority, str(r.path), r.lines.get(key, 0)))
     return tuple(out)
 
 
