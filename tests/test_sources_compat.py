@@ -562,3 +562,24 @@ def test_parse_and_validate_read_a_local_index_children_locally_first(
     assert [r.path for r in server.requests] == ["/remote.xml"]
     fetched_report = validate(index, fetch_missing=True)
     assert len(fetched_report.files) == 4
+
+
+def test_rss_and_atom_feeds_are_sources_by_content(tmp_path: Path) -> None:
+    rss = tmp_path / "feed.dat"
+    rss.write_text(
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>t</title><item>'
+        f"<link>{BASE}post-1</link><pubDate>Tue, 10 Jun 2025 04:00:00 GMT</pubDate></item></channel></rss>"
+    )
+    atom = tmp_path / "atom.txt.gz"
+    atom.write_bytes(
+        gzip.compress(
+            b'<feed xmlns="http://www.w3.org/2005/Atom"><title>t</title><entry>'
+            b'<link href="https://www.example.com/post-2"/><updated>2025-06-11T00:00:00Z</updated></entry></feed>'
+        )
+    )
+    generate([str(rss), str(atom)], tmp_path / "out", BASE)
+    entries = list(parse_file(tmp_path / "out" / "sitemap.xml"))
+    assert [(e.loc, e.lastmod) for e in entries] == [
+        (BASE + "post-1", dt.datetime(2025, 6, 10, 4, tzinfo=dt.UTC)),
+        (BASE + "post-2", dt.datetime(2025, 6, 11, tzinfo=dt.UTC)),
+    ]
