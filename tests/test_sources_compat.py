@@ -583,3 +583,14 @@ def test_rss_and_atom_feeds_are_sources_by_content(tmp_path: Path) -> None:
         (BASE + "post-1", dt.datetime(2025, 6, 10, 4, tzinfo=dt.UTC)),
         (BASE + "post-2", dt.datetime(2025, 6, 11, tzinfo=dt.UTC)),
     ]
+
+
+def test_a_forced_log_format_is_kept_for_every_line(tmp_path: Path) -> None:
+    log = tmp_path / "access.log"
+    combined = '1.2.3.4 - - [01/Mar/2024:10:00:00 +0000] "GET /{} HTTP/1.1" 200 5 "-" "UA"\n'
+    log.write_text(combined.format("a") + combined.format("b"))
+    _, report = collect()
+    forced = read_logs([log], BASE, report=report, log_format="vhost_combined")  # type: ignore[arg-type]
+    assert forced.pages == () and forced.stats.bad == 2
+    kept = read_logs([log], BASE, report=report, log_format="combined")  # type: ignore[arg-type]
+    assert [p.url for p in kept.pages] == [BASE + "a", BASE + "b"]

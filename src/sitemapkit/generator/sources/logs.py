@@ -304,7 +304,7 @@ def read_logs(
                     continue
                 stats.parsed += 1
                 parsed_here += 1
-                if parsed_here <= _DETECT_LINES:
+                if parsed_here <= _DETECT_LINES and log_format is None:
                     seen[rec.format] += 1
                     if parsed_here == _DETECT_LINES or parsed_here == 1:
                         best = max(FORMATS, key=lambda f: (seen[f], -list(FORMATS).index(f)))
