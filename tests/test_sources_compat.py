@@ -594,3 +594,22 @@ def test_a_forced_log_format_is_kept_for_every_line(tmp_path: Path) -> None:
     assert forced.pages == () and forced.stats.bad == 2
     kept = read_logs([log], BASE, report=report, log_format="combined")  # type: ignore[arg-type]
     assert [p.url for p in kept.pages] == [BASE + "a", BASE + "b"]
+
+
+def test_a_pipe_source_is_not_sniffed(tmp_path: Path) -> None:
+    fifo = tmp_path / "urls.fifo"
+    os.mkfifo(fifo)
+    assert not is_sitemap_file(str(fifo))  # returns at once, reading nothing
+    run = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'printf "{BASE}a\\n" > {fifo} & {sys.executable} -m sitemapkit generate {fifo} '
+            f"--base-url {BASE} --out {tmp_path / 'out'}; wait",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert urls_of(tmp_path / "out") == [BASE + "a"]

@@ -23,8 +23,9 @@ _SITEMAP_ROOTS = ("<urlset", "<sitemapindex", "<rss", "<feed", "<rdf:rdf")
 
 def is_sitemap_file(name: str) -> bool:
     """Whether the file `name` (gzip or not) holds an XML sitemap, sitemap index or feed, by its first bytes.
-    A file that cannot be opened is not one (it is then read, and reported, as the kind its name says)."""
-    if name == "-":
+    Only regular files are looked at; one that cannot be opened is not one (it is then read, and
+    reported, as the kind its name says)."""
+    if name == "-" or not os.path.isfile(name):  # a pipe would lose what was read here
         return False
     try:
         stream = open_input(name)
