@@ -613,3 +613,26 @@ def test_a_pipe_source_is_not_sniffed(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert urls_of(tmp_path / "out") == [BASE + "a"]
+
+
+def test_a_corrupt_gzip_source_or_log_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-garbage")
+    for args in ([str(bad)], ["--log", str(bad)]):
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sitemapkit",
+                "generate",
+                *args,
+                "--base-url",
+                BASE,
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 1 and "cannot be read" in run.stderr and "Traceback" not in run.stderr

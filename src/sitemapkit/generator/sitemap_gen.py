@@ -38,6 +38,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from sitemapkit.core.errors import UsageError
 from sitemapkit.generator.config import (
     DEFAULT_CONFIG,
     BuildConfig,
@@ -292,7 +293,6 @@ def _flag(x: _Xml, el: etree._Element, name: str, value: str | None) -> bool:
 
 
 def _encoding(x: _Xml, el: etree._Element, name: str, value: str | None) -> str | None:
-    from sitemapkit.core.errors import UsageError
     from sitemapkit.generator.sources.encodings import check_encoding
 
     if value is None:
@@ -304,7 +304,6 @@ def _encoding(x: _Xml, el: etree._Element, name: str, value: str | None) -> str 
 
 
 def _tag_order(x: _Xml, el: etree._Element, value: str | None) -> tuple[str, ...]:
-    from sitemapkit.core.errors import UsageError
     from sitemapkit.generator.sources.newslist import check_tag_order
 
     if not value:
@@ -349,7 +348,7 @@ def _filter(x: _Xml, el: etree._Element, a: dict[str, str]) -> UrlFilter:
         raise x.fail(el, f'action must be "pass" or "drop" (got {action!r})', "action")
     try:
         return UrlFilter(pattern, action, kind)  # type: ignore[arg-type]
-    except Exception as exc:  # an invalid regular expression
+    except UsageError as exc:  # an invalid regular expression
         raise x.fail(el, str(exc), "pattern") from None
 
 

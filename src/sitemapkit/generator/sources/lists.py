@@ -18,6 +18,7 @@ import dataclasses
 import gzip
 import json
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -334,7 +335,7 @@ def read_records(
             yield from _read_list(stream, fields, encoding, sitemap_gen)
         else:
             yield from _READERS[kind](stream, fields, encoding)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(f"{fields.source}: cannot be read ({exc})") from None
     finally:
         if stream is not sys.stdin.buffer:
@@ -364,7 +365,7 @@ def list_batches(
     def batches() -> Iterator[tuple[int, list[str], bool]]:
         try:
             yield from _decoded(stream, fields, encoding)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"{fields.source}: cannot be read ({exc})") from None
 
     try:

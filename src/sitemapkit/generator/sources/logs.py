@@ -34,6 +34,7 @@ import gzip
 import math
 import os
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -362,7 +363,7 @@ def read_logs(
                 hits[url] = hits.get(url, 0) + 1
                 if stamp is not None and stamp > last.get(url, -math.inf):
                     last[url] = stamp
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"{path}: cannot be read ({exc})") from None
         finally:
             stream.close()

@@ -9,10 +9,12 @@ folder, from its whole path down to its file name (`https://example.com/maps/s1.
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
+from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import IndexEntry, UrlEntry
 from sitemapkit.generator.sources.lists import open_input
 from sitemapkit.reader.local import local_child
@@ -29,11 +31,11 @@ def is_sitemap_file(name: str) -> bool:
         return False
     try:
         stream = open_input(name)
-    except Exception:
+    except InputError:  # the ordinary reader reports it
         return False
     try:
         head = stream.read(4096)
-    except Exception:
+    except (OSError, EOFError, zlib.error):  # corrupt gzip too: as above
         return False
     finally:
         stream.close()
