@@ -371,3 +371,15 @@ def test_toml_url_and_filter_tables(tmp_path: Path) -> None:
     toml.write_text(toml.read_text() + 'type = "glob"\n')
     with pytest.raises(ConfigError, match=r":17: filter\[1\]\.type: must be one of wildcard, regexp"):
         load_config(toml)
+
+
+def test_to_toml_of_a_sitemapkit_toml_reads_back_the_same(tmp_path: Path) -> None:
+    import dataclasses
+    import shutil
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    shutil.copytree(examples, tmp_path / "ex", ignore=shutil.ignore_patterns("out", "build"))
+    original = load_config(tmp_path / "ex" / "sitemapkit.toml")
+    again = tmp_path / "ex" / "again.toml"
+    again.write_text(to_toml(original))
+    assert dataclasses.replace(load_config(again), path=original.path) == original

@@ -22,7 +22,8 @@ from sitemapkit.generator.sitemap_gen import load_any, to_toml
 @click.option(
     "--print-toml",
     is_flag=True,
-    help="Print the sitemapkit.toml equivalent of CONFIG (a sitemap_gen.py config.xml); build nothing.",
+    help="Print the sitemapkit.toml equivalent of CONFIG (a sitemap_gen.py config.xml, or a sitemapkit.toml "
+    "with every path made relative and defaults left out); build nothing.",
 )
 @click.option(
     "--replace-existing",

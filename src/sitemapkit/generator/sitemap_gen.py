@@ -367,61 +367,96 @@ def _rel(config: BuildConfig, path: str | os.PathLike[str]) -> str:
         return str(p)
 
 
+def _opt(out: list[str], key: str, value: object, default: object = None) -> None:
+    """Append `key = value` unless the value is the default."""
+    if value != default:
+        out.append(f"{key} = {_toml_value(value)}")
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (tuple, frozenset, set)):
+        value = sorted(value) if isinstance(value, (frozenset, set)) else list(value)
+    return _q(value)
+
+
 def to_toml(config: BuildConfig) -> str:
     """The `sitemapkit.toml` that builds what `config` builds (paths relative to the config's folder)."""
+    from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
+    from sitemapkit.generator.sources.lists import input_kind
+
     out: list[str] = [
         f"# sitemapkit.toml equivalent of {config.path.name}",
         f"base_url = {_q(config.base_url)}",
     ]
     out.append("state = false" if config.state is None else f"state = {_q(_rel(config, config.state))}")
-    if config.lastmod is not None:
-        out.append(f"lastmod = {_q(config.lastmod)}")
-    if config.hreflang != "auto":
-        out.append(f"hreflang = {_q(config.hreflang)}")
-    if config.encoding is not None:
-        out.append(f"encoding = {_q(config.encoding)}")
+    _opt(out, "lastmod", config.lastmod)
+    _opt(out, "hreflang", config.hreflang, "auto")
+    _opt(out, "encoding", config.encoding)
+    _opt(out, "allow_hosts", config.allow_hosts, ())
+    _opt(out, "strict", config.strict, False)
+    if config.robots is not None:
+        out.append(f"robots = {_q(_rel(config, config.robots))}")
     for note in config.notes:
         out.append("# " + note)
     o = config.output
     out += ["", "[output]", f"dir = {_q(_rel(config, o.dir))}", f"name = {_q(o.name)}"]
     out.append(f"gzip = {'true' if o.gzip else 'false'}")
+    _opt(out, "gzip_level", o.gzip_level, 6)
+    _opt(out, "max_urls", o.max_urls, MAX_URLS)
+    _opt(out, "max_bytes", o.max_bytes, MAX_BYTES)
+    _opt(out, "index", o.index, "auto")
+    _opt(out, "xsl", o.xsl)
     if o.naming != "sitemapkit":
         out.append(f"naming = {_q(o.naming)}  # {o.name}.xml, {o.name}1.xml, ..., {o.name}_index.xml")
-    if o.replace_existing:
-        out.append("replace_existing = true")
+    _opt(out, "replace_existing", o.replace_existing, False)
     for record in config.records:
         out += ["", "[[url]]", f"loc = {_q(record.loc)}"]
         for key in ("lastmod", "changefreq", "priority"):
-            value = getattr(record, key)
-            if value is not None:
-                out.append(f"{key} = {_q(value)}")
+            _opt(out, key, getattr(record, key))
     for source in config.lists:
         s = source if isinstance(source, ListSource) else ListSource(source)
-        kind = "sitemap" if s.kind == "sitemap" else "list"
-        out += ["", "[[source]]", f"type = {_q(kind)}", f"path = {_q(_rel(config, s.path))}"]
-        if s.encoding is not None:
-            out.append(f"encoding = {_q(s.encoding)}")
+        kind = "sitemap" if s.kind == "sitemap" else input_kind(s.path)
+        path = s.path if s.path == "-" else _rel(config, s.path)
+        out += ["", "[[source]]", f"type = {_q(kind)}", f"path = {_q(path)}"]
+        _opt(out, "encoding", s.encoding)
         if s.sitemap_gen:
             out.append("sitemap_gen = true  # URL key=value lines; other tokens are reported")
         if s.tag_order:
             out.append(f"tag_order = {_q(list(s.tag_order))}")
-            out.append('# publication = ["NAME", "LANGUAGE"]  # needed for <news:news>')
+            if s.publication is None:
+                out.append('# publication = ["NAME", "LANGUAGE"]  # needed for <news:news>')
+        _opt(out, "publication", s.publication)
     for f in config.folders:
         out += ["", "[[source]]", 'type = "folder"', f"path = {_q(_rel(config, f.path))}"]
-        if f.url is not None:
-            out.append(f"url = {_q(f.url)}")
-        if f.default_files is not None:
-            out.append(f"default_file = {_q(list(f.default_files))}")
+        _opt(out, "url", f.url)
+        _opt(out, "default_file", f.default_files)
+        _opt(out, "clean_urls", f.clean_urls, False)
         out.append(f"include = {_q(list(f.include))}")
+        _opt(out, "exclude", f.exclude, ())
+        _opt(out, "images", f.images, False)
+        _opt(out, "volatile", f.volatile_selectors, ())
+        _opt(out, "volatile_regex", f.volatile_patterns, ())
     for log in config.logs:
         out += ["", "[[source]]", 'type = "log"', f"path = {_q([_rel(config, p) for p in log.paths])}"]
-        if log.encoding is not None:
-            out.append(f"encoding = {_q(log.encoding)}")
-        if log.statuses is not None:
-            out.append(f"status = {_q(sorted(log.statuses))}")
-        if log.assets is not None:
-            out.append(f"assets = {_q(list(log.assets))}")
+        _opt(out, "min_hits", log.min_hits, 1)
+        _opt(out, "strip_query", log.strip_query, False)
+        _opt(out, "exclude", log.exclude, ())
+        _opt(out, "priority_from_hits", log.priority_from_hits, False)
+        _opt(out, "encoding", log.encoding)
+        _opt(out, "format", log.log_format)
+        _opt(out, "status", log.statuses)
+        _opt(out, "assets", log.assets)
     for flt in config.filters:
         out += ["", "[[filter]]  # on the whole URL; the first that matches decides"]
         out += [f"action = {_q(flt.action)}", f"type = {_q(flt.type)}", f"pattern = {_q(flt.pattern)}"]
+    if config.include or config.exclude:
+        out += ["", "[filters]"]
+        _opt(out, "include", config.include, ())
+        _opt(out, "exclude", config.exclude, ())
+    for d in config.defaults:
+        out += ["", "[[defaults]]", f"match = {_q(d.match)}"]
+        _opt(out, "changefreq", d.changefreq)
+        _opt(out, "priority", d.priority)
     return "\n".join(out) + "\n"
