@@ -313,7 +313,10 @@ def test_local_index_with_http_children(server: LocalServer, tmp_path: Path) -> 
     server.route("/a.xml", urlset("https://example.com/a"))
     f = tmp_path / "index.xml"
     f.write_text(index(server.url("/a.xml")))
-    entries, reader = run(str(f))
+    entries, reader = run(str(f))  # not next to the index, and not fetched unless asked
+    assert entries == [] and [d.code for d in reader.diagnostics] == ["read-error"]
+    assert "--fetch-missing" in next(iter(reader.diagnostics)).message
+    entries, reader = run(str(f), fetch_missing=True)
     assert [e.loc for e in entries] == ["https://example.com/a"]
     assert reader.tree is not None and reader.tree.url == str(f)
 

@@ -88,6 +88,12 @@ TREE_COLUMNS = (
     help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
 )
 @click.option(
+    "--fetch-missing",
+    is_flag=True,
+    help="With a local sitemap index: fetch the children not found next to it (by default only local "
+    "files are read, each child looked for by its URL path in the index's folder).",
+)
+@click.option(
     "-o",
     "--output",
     metavar="FILE",
@@ -105,6 +111,7 @@ def parse(
     user_agent: str | None,
     max_download: int,
     timeout: float | None,
+    fetch_missing: bool,
     output: str,
     max_diagnostics: int,
 ) -> None:
@@ -113,6 +120,8 @@ def parse(
     SOURCE is a sitemap file ('-' for standard input), a sitemap URL, or a site
     (https://example.com/): its sitemaps are found through robots.txt, or else
     well-known paths. Indexes are followed; gzip, text lists, RSS and Atom are read.
+    A local index's children are read from its folder (by their URL path); the
+    network is used for those not found there only with --fetch-missing.
     Problems go to stderr, each naming its file or URL.
 
     Exit status: 0 when the walk completed (even with problems), 1 when nothing
@@ -143,6 +152,7 @@ def parse(
             max_download=max_download,
             timeout=timeout,
             user_agent=user_agent,
+            fetch_missing=fetch_missing,
             on_diagnostic=printer,
         )
     except UsageError as exc:

@@ -34,6 +34,11 @@ from sitemapkit.validator.run import validate as run_validate
 )
 @click.option("--no-recursive", is_flag=True, help="Validate an index alone, not its child sitemaps.")
 @click.option(
+    "--fetch-missing",
+    is_flag=True,
+    help="With a local index: fetch the children not found next to it (by default they are reported).",
+)
+@click.option(
     "--max-errors",
     default=100,
     show_default=True,
@@ -60,6 +65,7 @@ def validate(
     public_url: str | None,
     fmt: str,
     no_recursive: bool,
+    fetch_missing: bool,
     max_errors: int,
     allow_hosts: tuple[str, ...],
     timeout: float | None,
@@ -68,7 +74,8 @@ def validate(
 
     A SOURCE is a local .xml, .xml.gz or .txt file ('-' for standard input), a sitemap URL,
     or a site (its sitemaps are found through robots.txt). An index is validated together with
-    every child sitemap. Checks go beyond the XML schemas: URL form and length, scope (folder,
+    every child sitemap; a local index's children are read from its folder, and fetched only
+    with --fetch-missing. Checks go beyond the XML schemas: URL form and length, scope (folder,
     host, scheme, port), limits, dates (invalid, in the future, all the same), duplicates across
     the tree, image/video/news rules and hreflang alternates (valid codes, self link, reciprocity).
 
@@ -88,6 +95,7 @@ def validate(
             recursive=not no_recursive,
             allow_hosts=allow_hosts,
             timeout=timeout,
+            fetch_missing=fetch_missing,
         )
     except (UsageError, InputError) as exc:
         raise click.UsageError(str(exc)) from None

@@ -127,6 +127,9 @@ class ReadOptions:
     retries: int = 3
     prefetch_buffer: int = 4 * 1024 * 1024
     """Bytes held, at most, for each sitemap fetched ahead of its turn."""
+    fetch_missing: bool = False
+    """For a local index: fetch the children not found next to it (see `reader.local.local_child`);
+    by default they are reported (`read-error`) and skipped."""
 
     def fetch_options(self, base: FetchOptions | None = None) -> FetchOptions:
         """The `FetchOptions` these options imply, over `base` (whose timing hooks are kept)."""
@@ -220,6 +223,8 @@ class _Item:
     parent_is_index: bool = False
     local: bool = False
     download: _Download | None = None
+    path: str | None = None
+    """Where a local index's child is read from (the node keeps its URL)."""
 
 
 class _Walk:
@@ -323,7 +328,8 @@ class _Walk:
     async def _read(self, item: _Item, fetcher: Fetcher) -> AsyncIterator[list[UrlEntry]]:
         node = item.node
         if item.local:
-            async for batch in self._parse(item, self._file_pieces(node), node.url):
+            path = item.path or node.url
+            async for batch in self._parse(item, self._file_pieces(node, path), path):
                 yield batch
             return
         download = item.download or _Download(fetcher, node.url, self._buffer_pieces)
@@ -373,14 +379,14 @@ class _Walk:
         self._visited.update(_key(url) for url in landed)
         return True
 
-    async def _file_pieces(self, node: SitemapNode) -> AsyncIterator[bytes]:
-        if node.url == "-":
+    async def _file_pieces(self, node: SitemapNode, path: str) -> AsyncIterator[bytes]:
+        if path == "-":
             stream = sys.stdin.buffer
             while piece := stream.read(FILE_CHUNK):
                 node.bytes += len(piece)
                 yield piece
             return
-        with open(node.url, "rb") as f:
+        with open(path, "rb") as f:
             while piece := f.read(FILE_CHUNK):
                 node.bytes += len(piece)
                 yield piece
@@ -493,11 +499,32 @@ class _Walk:
                 continue
             else:
                 self._visited.add(key)
-                queued.append(_Item(child, lineage, parent_is_index=True))
+                queued.extend(self._child_item(item, child, lineage))
                 continue
             child.error = f"not followed: {reason}"
             self._report("fetch-loop", f"{reason}: {url}; not followed", node.url)
         self._pending.extendleft(reversed(queued))
+
+    def _child_item(self, parent: _Item, child: SitemapNode, lineage: frozenset[str]) -> list[_Item]:
+        """How a child is read: a local index's from the file next to it, else (for a remote index, or with
+        `fetch_missing`) from its URL; a local index's child not found is reported and skipped."""
+        if not parent.local or parent.node.url == "-":
+            return [_Item(child, lineage, parent_is_index=True)]
+        from sitemapkit.reader.local import local_child
+
+        found = local_child(parent.path or parent.node.url, child.url)
+        if found is not None:
+            return [_Item(child, lineage, parent_is_index=True, local=True, path=str(found))]
+        if self.options.fetch_missing:
+            return [_Item(child, lineage, parent_is_index=True)]
+        child.error = "not found next to the index; not fetched"
+        self._report(
+            "read-error",
+            f"{child.url} is not next to the index (looked for its URL path in the index's folder); "
+            "not fetched (pass --fetch-missing to fetch it)",
+            parent.path or parent.node.url,
+        )
+        return []
 
 
 def _key(url: str) -> str:
@@ -698,6 +725,7 @@ def read(
     read_timeout: float = 30.0,
     user_agent: str | None = None,
     retries: int = 3,
+    fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
 ) -> Reader:
@@ -706,7 +734,9 @@ def read(
 
     Streams: entries come out as bytes arrive, and memory does not grow with the number of URLs.
     Nothing is fetched until the reader is iterated. `fetch_options` sets what the keyword arguments
-    do not (redirect limit, backoff, and the timing hooks tests use).
+    do not (redirect limit, backoff, and the timing hooks tests use). A local index's children are read
+    from its folder (`reader.local.local_child`); those not found there are fetched only with
+    `fetch_missing`.
 
     >>> import sitemapkit, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "s.txt")
@@ -724,6 +754,7 @@ def read(
         read_timeout=read_timeout,
         user_agent=user_agent,
         retries=retries,
+        fetch_missing=fetch_missing,
     )
     return Reader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)
 
@@ -740,6 +771,7 @@ def aread(
     read_timeout: float = 30.0,
     user_agent: str | None = None,
     retries: int = 3,
+    fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
 ) -> AsyncReader:
@@ -754,6 +786,7 @@ def aread(
         read_timeout=read_timeout,
         user_agent=user_agent,
         retries=retries,
+        fetch_missing=fetch_missing,
     )
     return AsyncReader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)
 
