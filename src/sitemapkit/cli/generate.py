@@ -10,6 +10,7 @@ import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
+from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
 from sitemapkit.generator.run import FolderSource, LogSource
 from sitemapkit.generator.run import generate as run_generate
@@ -224,7 +225,7 @@ def report(printer: DiagnosticPrinter, result: PublishResult, as_json: bool) -> 
 
 def _explain(skip: Skip) -> None:
     detail = f" ({skip.detail})" if skip.detail else ""
-    click.echo(f"{skip.path}: skipped, {skip.reason}{detail}", err=True)
+    click.echo(f"{printable(str(skip.path), None)}: skipped, {skip.reason}{detail}", err=True)
 
 
 def _print_summary(result: PublishResult) -> None:

@@ -142,6 +142,11 @@ def generate(
             from sitemapkit.generator.robots import update_robots
 
             update_robots(robots, None, dry_run=True)
+            if not os.access(folder_of_robots, os.W_OK | os.X_OK):  # it is replaced through a temporary file
+                raise PublishError(
+                    f"{robots}: cannot be written (no permission to write in {folder_of_robots}); "
+                    "nothing was published"
+                )
         elif folder_of_robots.resolve() != Path(out_dir).resolve():  # the output folder is made on publishing
             raise UsageError(f"{robots}: the folder {folder_of_robots} does not exist")
     if hreflang not in ("auto", "complete", "keep"):
@@ -155,7 +160,6 @@ def generate(
         if state is not None:
             from sitemapkit.generator.state import StateStore
 
-            Path(state).parent.mkdir(parents=True, exist_ok=True)
             store = stack.enter_context(StateStore(state))
             run = stack.enter_context(store.run(lastmod_mode=mode))  # type: ignore[arg-type]
         writer = SitemapWriter(

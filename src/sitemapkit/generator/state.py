@@ -268,6 +268,11 @@ class StateStore:
         try:
             self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as exc:
+            folder = self.path.parent
+            if not self.path.exists() and not os.access(folder, os.W_OK):
+                raise InputError(
+                    f"{self.path}: cannot create the state database (no permission to write in {folder})"
+                ) from None
             raise _sqlite_error(self.path, exc, timeout) from None
         self._active: StateRun | None = None
         try:

@@ -245,6 +245,7 @@ class SitemapWriter:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
         if not self.out_dir.is_dir():
             raise PublishError(f"{self.out_dir}: not a folder")
+        _check_writable(self.out_dir)
         self._groups: HreflangGroups | None = None
         if hreflang == "complete":
             from sitemapkit.generator.hreflang import HreflangGroups
@@ -752,6 +753,19 @@ class SitemapWriter:
                 path.unlink()
                 removed.append(stale)
         return tuple(removed), tuple(unchanged)
+
+
+def _check_writable(folder: Path) -> None:
+    """Raise `PublishError` unless a file can be made in `folder` (made and removed again): the temporary
+    files go there, so an unwritable folder is refused before anything is read."""
+    probe = folder / f".sitemapkit-probe.{secrets.token_hex(4)}.tmp"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        raise PublishError(
+            f"{folder}: cannot write in the output folder ({exc.strerror or exc}); nothing was published"
+        ) from None
+    probe.unlink()
 
 
 def _key(value: Lastmod) -> str:

@@ -65,7 +65,7 @@ from urllib.parse import quote, unquote
 
 from lxml import etree
 
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.model import Alternate, Image, UrlEntry
 from sitemapkit.core.page import (
     DEFAULT_VOLATILE_SELECTORS,
@@ -318,7 +318,7 @@ def scan_folder(
                 url,
                 alternates=tuple(Alternate(h, u) for h, u in result.alternates),
                 images=tuple(Image(u) for u in result.images),
-                sitemap=path,
+                sitemap=printable(path, None),  # a name that is not UTF-8 shows its bytes as \xe9
             )
             page = FolderPage(entry, path, st.st_mtime, cast(str, result.content_hash))
             canonical = result.canonical

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, printable
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
@@ -73,7 +73,7 @@ class _Reporter:
     """Reports bad lines of one input against its file name and line number."""
 
     def __init__(self, source: str, report: DiagnosticHandler) -> None:
-        self.source = source
+        self.source = printable(source, None)  # a file name that is not UTF-8 shows its bytes as \xe9
         self.report = report
 
     def bad_line(self, message: str, line: int) -> None:

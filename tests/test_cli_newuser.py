@@ -1,0 +1,141 @@
+"""Regression tests for what a new user hit end to end (issue 11), each at the level the user meets it:
+the command line, run in a subprocess (or click's CliRunner where the output is all that matters)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import locs
+
+BASE = "https://example.com/"
+
+
+def run(*args: str, cwd: Path | None = None, user: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m sitemapkit ARGS` in a subprocess; as `user` (through setpriv) when given."""
+    command = [sys.executable, "-m", "sitemapkit", *args]
+    env = dict(os.environ)
+    if user is not None:
+        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+        src = str(Path(__file__).resolve().parents[1] / "src")
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+
+
+@pytest.fixture
+def unprivileged() -> Iterator[tuple[Path, str | None]]:
+    """A folder and the user to run the CLI as, so that permissions are enforced: the current user when it
+    is not root; as root, `nobody` through setpriv (the folder is then open to it); else the test skips."""
+    if os.geteuid() != 0:
+        with tempfile.TemporaryDirectory() as folder:
+            yield Path(folder), None
+        return
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: permissions cannot be enforced")
+    import pwd
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("running as root and there is no user 'nobody' to drop privileges to")
+    folder = Path(tempfile.mkdtemp(prefix="sitemapkit-nobody-"))
+    try:
+        folder.chmod(0o755)
+        os.chown(folder, nobody.pw_uid, nobody.pw_gid)
+        yield folder, str(nobody.pw_uid)
+    finally:
+        for dirpath, dirnames, _ in os.walk(folder):
+            for d in dirnames:
+                os.chmod(os.path.join(dirpath, d), 0o755)
+        shutil.rmtree(folder)
+
+
+def _chown_tree(root: Path, user: str | None) -> None:
+    if user is None:
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            os.chown(os.path.join(dirpath, name), int(user), -1)
+    os.chown(root, int(user), -1)
+
+
+def page(text: str = "x", head: str = "") -> str:
+    return f"<html><head><title>t</title>{head}</head><body><p>{text}</p></body></html>"
+
+
+# 1. crashes -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state", [False, True])
+def test_a_file_name_that_is_not_utf8_is_listed_percent_encoded(tmp_path: Path, state: bool) -> None:
+    site = tmp_path / "p"
+    site.mkdir()
+    (site / "b.html").write_text(page())
+    with open(os.path.join(os.fsencode(site), b"caf\xe9.html"), "w") as f:
+        f.write(page("caf"))
+    out = tmp_path / "o"
+    args = ["generate", "--dir", str(site), "--base-url", BASE, "--out", str(out), "--explain"]
+    proc = run(*args, *(["--state", str(tmp_path / "s.db")] if state else []))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert locs(out / "sitemap.xml") == [f"{BASE}b.html", f"{BASE}caf%E9.html"]
+
+
+def test_a_source_file_name_that_is_not_utf8_is_named_in_diagnostics(tmp_path: Path) -> None:
+    name = os.path.join(os.fsencode(tmp_path), b"urls-\xe9.csv")
+    with open(name, "w") as f:
+        f.write(f"loc,lastmod\n{BASE}a,2024-01-01\n{BASE}b,not-a-date\n")
+    out = tmp_path / "o"
+    proc = run("generate", os.fsdecode(name), "--base-url", BASE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "urls-\\xe9.csv:3: " in proc.stderr
+    assert locs(out / "sitemap.xml") == [f"{BASE}a", f"{BASE}b"]
+
+
+def test_an_output_folder_that_cannot_be_written_is_a_clean_error(
+    unprivileged: tuple[Path, str | None],
+) -> None:
+    root, user = unprivileged
+    (root / "site").mkdir()
+    (root / "site" / "a.html").write_text(page())
+    out = root / "out"
+    out.mkdir()
+    _chown_tree(root, user)
+    out.chmod(0o555)
+    proc = run("generate", "--dir", "site", "--base-url", BASE, "--out", "out", cwd=root, user=user)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (
+        "error: out: cannot write in the output folder (Permission denied); nothing was published"
+    )
+    assert list(out.iterdir()) == []
+
+
+def test_a_state_store_or_robots_txt_that_cannot_be_written_publishes_nothing(
+    unprivileged: tuple[Path, str | None],
+) -> None:
+    root, user = unprivileged
+    (root / "site").mkdir()
+    (root / "site" / "a.html").write_text(page())
+    locked = root / "locked"
+    locked.mkdir()
+    (locked / "robots.txt").write_text("User-agent: *\nDisallow:\n")
+    _chown_tree(root, user)
+    locked.chmod(0o555)
+    common = ("generate", "--dir", "site", "--base-url", BASE, "--out", "out")
+    for extra, message in [
+        (("--state", "locked/s.db"), "error: locked/s.db: cannot create the state database"),
+        (("--state", "locked/sub/s.db"), "error: locked/sub: cannot create the folder (Permission denied)"),
+        (("--robots", "locked/robots.txt"), "error: locked/robots.txt: cannot be written"),
+    ]:
+        proc = run(*common, *extra, cwd=root, user=user)
+        assert proc.returncode == 1, extra
+        assert proc.stderr.startswith(message), proc.stderr
+        assert not (root / "out" / "sitemap.xml").exists()
