@@ -3,6 +3,7 @@ the command line, run in a subprocess (or click's CliRunner where the output is 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -139,3 +140,33 @@ def test_a_state_store_or_robots_txt_that_cannot_be_written_publishes_nothing(
         assert proc.returncode == 1, extra
         assert proc.stderr.startswith(message), proc.stderr
         assert not (root / "out" / "sitemap.xml").exists()
+
+
+# 3-5. silent losses ------------------------------------------------------------------------------------
+
+
+def test_an_unreadable_subfolder_is_reported_and_its_pages_are_not_recorded_as_removed(
+    unprivileged: tuple[Path, str | None],
+) -> None:
+    root, user = unprivileged
+    site = root / "pub"
+    (site / "sub").mkdir(parents=True)
+    (site / "a.html").write_text(page("a"))
+    (site / "sub" / "b.html").write_text(page("b"))
+    _chown_tree(root, user)
+    args = ("generate", "--dir", "pub", "--base-url", BASE, "--out", "out", "--state", "s.db", "--json")
+    first = run(*args, cwd=root, user=user)
+    assert first.returncode == 0, first.stderr
+    (site / "sub").chmod(0)
+    second = run(*args, cwd=root, user=user)
+    (site / "sub").chmod(0o755)
+    assert second.returncode == 0, second.stderr
+    summary = json.loads(second.stdout)
+    [problem] = summary["diagnostics"]
+    assert problem["code"] == "page-unreadable" and problem["source"].endswith("pub/sub")
+    assert problem["message"].startswith("the folder cannot be read (Permission denied)")
+    assert summary["sources"]["state"]["removed"] == 0
+    assert summary["totals"]["errors"] == 1
+    assert locs(root / "out" / "sitemap.xml") == [f"{BASE}a.html"]
+    diff = run("diff", "--state", "s.db", cwd=root, user=user)
+    assert "sub/b.html" not in diff.stdout, diff.stdout

@@ -501,6 +501,7 @@ class StateRun:
         self._conn = store._conn
         self._lookup = self._conn.cursor()
         self._caches: list[FileCache] = []
+        self._kept: list[tuple[str, bool]] = []
         self.id = 0
         self.added = self.revived = self.changed = self.unchanged = 0
         self.removed = 0
@@ -577,6 +578,12 @@ class StateRun:
             try:
                 self._flush()
                 self._finish_caches()
+                for url, below in self._kept:  # not seen, but not known to be gone either
+                    self._conn.execute(
+                        "UPDATE urls SET seen_run = ?1 WHERE removed_run IS NULL AND seen_run < ?1 AND "
+                        + ("substr(url, 1, length(?2)) = ?2" if below else "url = ?2"),
+                        (self.id, url),
+                    )
                 cur = self._conn.execute(
                     "UPDATE urls SET removed_run = ?1, removed_at = ?2 "
                     "WHERE removed_run IS NULL AND seen_run < ?1",
@@ -677,6 +684,14 @@ class StateRun:
             sql = _SELECT_MANY.format(marks=",".join("?" * len(chunk)))
             for row in self._conn.execute(sql, chunk):
                 self._prefetched[row[0]] = row[1:]
+
+    def keep(self, url: str, *, below: bool = False) -> None:
+        """Do not record `url` (with `below`, every URL that starts with it) as removed by this run, though
+        it was not observed: its page or folder could not be read, so whether it is gone is not known."""
+        self._check_open()
+        if self._finalized:
+            raise UsageError("the run is finalized; nothing more can be observed")
+        self._kept.append((url, below))
 
     def observe(
         self,

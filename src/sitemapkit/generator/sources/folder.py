@@ -274,7 +274,16 @@ def scan_folder(
         def diag(code: str, message: str, path: str, severity: Severity | None = None) -> None:
             report(Diagnostic.make(code, message, source=path, severity=severity))
 
-        for path, rel, key, is_link in _walk(real_root, skip):
+        def unreadable_folder(path: str, rel: str, exc: OSError) -> None:
+            """A folder that cannot be listed: its pages are not known, so none is taken for removed."""
+            reason = f"the folder cannot be read ({exc.strerror or exc})"
+            diag("page-unreadable", f"{reason}; the pages in it are left out", path)
+            prefix = _url_of(scope.folder, rel, False)
+            skip(path, prefix, "unreadable", reason)
+            if state is not None:
+                state.keep(prefix, below=True)
+
+        for path, rel, key, is_link in _walk(real_root, skip, unreadable_folder):
             name = rel.rsplit("/", 1)[-1]
             if not selected(rel, name):
                 continue
@@ -308,6 +317,8 @@ def scan_folder(
                 reason = f"cannot be read ({exc.strerror or exc})"
                 diag("page-unreadable", f"{reason}; the page is left out", path)
                 skip(path, url, "unreadable", reason)
+                if state is not None:
+                    state.keep(url)
                 continue
             for code, message, severity in result.notes:
                 diag(code, message, path, Severity(severity) if severity else None)
@@ -437,10 +448,13 @@ def _analyse_html(
 
 
 def _walk(
-    root: str, skip: Callable[[str, str | None, str, str], None]
+    root: str,
+    skip: Callable[[str, str | None, str, str], None],
+    unreadable: Callable[[str, str, OSError], None],
 ) -> Iterator[tuple[str, str, bytes, bool]]:
     """(path, path relative to root with `/`, key, is a symlink) for every non-hidden file, depth first in
-    sorted order: in each folder the index page first, then files and sub-folders by name.
+    sorted order: in each folder the index page first, then files and sub-folders by name. A folder that
+    cannot be listed goes to `unreadable` (path, relative path with a trailing `/`, the error).
 
     The keys ascend as bytes in the same order, for the file cache's merge with its stored rows: a path's
     names, each as a flag byte (1 for an index page, 2 for any other) and the name in UTF-8 (surrogates
@@ -450,7 +464,8 @@ def _walk(
         try:
             with os.scandir(folder) as it:
                 entries = [e for e in it if not e.name.startswith(".")]
-        except OSError:
+        except OSError as exc:
+            unreadable(folder, prefix, exc)
             return iter(())
         entries.sort(key=lambda e: (e.name not in INDEX_NAMES, e.name))
         return (
