@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from sitemapkit.cli import main
 from tests.helpers import locs
 
 BASE = "https://example.com/"
@@ -170,3 +172,20 @@ def test_an_unreadable_subfolder_is_reported_and_its_pages_are_not_recorded_as_r
     assert locs(root / "out" / "sitemap.xml") == [f"{BASE}a.html"]
     diff = run("diff", "--state", "s.db", cwd=root, user=user)
     assert "sub/b.html" not in diff.stdout, diff.stdout
+
+
+def test_include_adds_to_the_html_pages(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "a.html").write_text(page())
+    (site / "doc.pdf").write_bytes(b"%PDF-1.4")
+    (site / "b.txt").write_text("b")
+    out = tmp_path / "out"
+    args = ["generate", "--dir", str(site), "--base-url", BASE, "--out", str(out), "--include", "*.pdf"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert locs(out / "sitemap.xml") == [f"{BASE}a.html", f"{BASE}doc.pdf"]
+    result = CliRunner().invoke(main, [*args, "--exclude", "*.html"])  # only some pages: exclude the rest
+    assert locs(out / "sitemap.xml") == [f"{BASE}doc.pdf"]
+    help_text = CliRunner().invoke(main, ["generate", "--help"]).output
+    assert "HTML pages are always listed" in help_text and "--exclude the others" in help_text

@@ -12,7 +12,7 @@ from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, pr
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
-from sitemapkit.generator.run import FolderSource, LogSource
+from sitemapkit.generator.run import FolderSource, LogSource, folder_include
 from sitemapkit.generator.run import generate as run_generate
 from sitemapkit.generator.writer import PublishResult
 
@@ -64,7 +64,11 @@ if TYPE_CHECKING:
 )
 @click.option("--clean-urls", is_flag=True, help="With --dir: map b.html to /b (a/index.html is always /a/).")
 @click.option(
-    "--include", multiple=True, metavar="GLOB", help="With --dir: files to list [default: *.html *.htm]."
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="With --dir: also list these files ('*.pdf'); HTML pages are always listed "
+    "(to list only some pages, --exclude the others).",
 )
 @click.option("--exclude", multiple=True, metavar="GLOB", help="With --dir or --log: paths to leave out.")
 @click.option("--images", is_flag=True, help="With --dir: list each page's <img> as image entries.")
@@ -177,7 +181,7 @@ def generate(
                 folder=FolderSource(
                     site_dir,
                     clean_urls=clean_urls,
-                    include=include or ("*.html", "*.htm"),
+                    include=folder_include(include),
                     exclude=exclude,
                     images=images,
                     volatile_selectors=volatile,

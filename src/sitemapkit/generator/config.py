@@ -30,7 +30,7 @@ from typing import Any, Literal
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.generator.rules import Default, UrlRules, compile_pattern
-from sitemapkit.generator.run import LASTMOD_CHOICES, FolderSource, LogSource
+from sitemapkit.generator.run import LASTMOD_CHOICES, FolderSource, LogSource, folder_include
 from sitemapkit.generator.writer import IndexMode, PublishResult
 
 DEFAULT_CONFIG = "sitemapkit.toml"
@@ -375,7 +375,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                 FolderSource(
                     path,
                     clean_urls=r.get(source, (*key, "clean_urls"), bool, False),
-                    include=r.strings(source, (*key, "include")) or ("*.html", "*.htm"),
+                    include=folder_include(r.strings(source, (*key, "include"))),
                     exclude=r.strings(source, (*key, "exclude")),
                     images=r.get(source, (*key, "images"), bool, False),
                     volatile_selectors=_selectors(r, source, (*key, "volatile")),

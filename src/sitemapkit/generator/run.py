@@ -27,6 +27,14 @@ if TYPE_CHECKING:
     from sitemapkit.generator.state import StateRun
 
 LASTMOD_CHOICES = ("content", "source", "mtime", "git")
+HTML_PAGES = ("*.html", "*.htm")
+"""What a folder source always lists; `--include` (and a config's `include`) add to it."""
+
+
+def folder_include(extra: Iterable[str]) -> tuple[str, ...]:
+    """The globs a folder source lists: the HTML pages, and `extra` (`--include '*.pdf'` adds PDFs;
+    to list only some pages, exclude the others)."""
+    return tuple(dict.fromkeys((*HTML_PAGES, *extra)))
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,8 @@ class FolderSource:
 
     path: str | os.PathLike[str]
     clean_urls: bool = False
-    include: tuple[str, ...] = ("*.html", "*.htm")
+    include: tuple[str, ...] = HTML_PAGES
+    """Every glob to list (the CLI and config give `folder_include(their globs)`)."""
     exclude: tuple[str, ...] = ()
     images: bool = False
     volatile_selectors: tuple[str, ...] = ()
