@@ -189,3 +189,16 @@ def test_include_adds_to_the_html_pages(tmp_path: Path) -> None:
     assert locs(out / "sitemap.xml") == [f"{BASE}doc.pdf"]
     help_text = CliRunner().invoke(main, ["generate", "--help"]).output
     assert "HTML pages are always listed" in help_text and "--exclude the others" in help_text
+
+
+def test_index_never_refuses_several_files_it_could_not_announce(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text("".join(f"{BASE}p{i}\n" for i in range(5)))
+    out, robots = tmp_path / "out", tmp_path / "robots.txt"
+    args = ["generate", str(src), "--base-url", BASE, "--out", str(out), "--index", "never"]
+    result = CliRunner().invoke(main, [*args, "--max-urls", "2", "--robots", str(robots), "--json"])
+    assert result.exit_code == 1
+    assert "the 5 URLs need 3 files, but without an index only one file can be announced" in result.stderr
+    assert list(out.iterdir()) == [] and not robots.exists()
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0 and "submit: https://example.com/sitemap.xml" in result.output

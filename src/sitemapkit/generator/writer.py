@@ -633,6 +633,13 @@ class SitemapWriter:
         if not self._done:
             raise PublishError("no URL was accepted, so there is nothing to publish; nothing was changed")
         with_index = self.index_mode == "always" or (self.index_mode == "auto" and len(self._done) > 1)
+        if self.index_mode == "never" and len(self._done) > 1:
+            urls = sum(d.urls for d in self._done)
+            raise PublishError(
+                f"index 'never': the {urls:,} URLs need {len(self._done):,} files, but "
+                "without an index only one file can be announced (robots.txt, Search Console); use index "
+                "'auto', or raise the URL or byte limit per file. Nothing was published"
+            )
         if len(self._done) > MAX_URLS and with_index:
             raise PublishError(
                 f"{len(self._done):,} sitemaps exceed the {MAX_URLS:,} an index may list "
