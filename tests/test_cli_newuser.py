@@ -202,3 +202,30 @@ def test_index_never_refuses_several_files_it_could_not_announce(tmp_path: Path)
     assert list(out.iterdir()) == [] and not robots.exists()
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0 and "submit: https://example.com/sitemap.xml" in result.output
+
+
+# 6-15. wrong output ----------------------------------------------------------------------------------
+
+
+def test_space_separated_fields_of_a_url_list(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(
+        f"{BASE}a 2024-01-01\n{BASE}b 2024-01-02 daily 0.5\n{BASE}c lastmod=2024-01-03 priority=0.3\n"
+        f"{BASE}d e f\n{BASE}g\t2024-01-04\tweekly\n{BASE}h 2024-01-05\n"
+    )
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    xml = (out / "sitemap.xml").read_text()
+    assert f"<loc>{BASE}a</loc><lastmod>2024-01-01</lastmod>" in xml
+    assert (
+        f"<loc>{BASE}b</loc><lastmod>2024-01-02</lastmod><changefreq>daily</changefreq>"
+        "<priority>0.5</priority>" in xml
+    )
+    assert f"<loc>{BASE}c</loc><lastmod>2024-01-03</lastmod><priority>0.3</priority>" in xml
+    assert f"<loc>{BASE}d%20e%20f</loc>" in xml
+    assert f"<loc>{BASE}h</loc><lastmod>2024-01-05</lastmod>" in xml
+    warnings = proc.stderr.strip().splitlines()
+    assert len(warnings) == 2, proc.stderr
+    assert warnings[0].startswith(f"{src}:1: warning [bad-line] fields separated by spaces, not TABs")
+    assert warnings[1].startswith(f"{src}:4: warning [bad-line] the URL '{BASE}d e f' has spaces in it")

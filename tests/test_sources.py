@@ -31,7 +31,7 @@ def test_url_list_with_positional_and_keyed_fields(tmp_path: Path) -> None:
         "https://example.com/e f g\n".encode()
     )
     entries, diags = read(f)
-    assert diags == []
+    assert [(d.code, d.severity, d.line) for d in diags] == [("bad-line", "warning", 7)]  # raw spaces
     assert [(e.loc, e.line) for e in entries] == [
         ("https://example.com/a", 3),
         ("https://example.com/b", 4),

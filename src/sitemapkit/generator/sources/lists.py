@@ -2,6 +2,8 @@
 
 - A URL list has one URL per line, optionally followed by TAB-separated fields (lastmod, changefreq,
   priority), positional or `key=value`; Google's sitemap_gen.py form `URL lastmod=... priority=...` works too.
+  Fields separated by spaces are read by what they look like (a W3C date, a changefreq word, a number from 0
+  to 1), with a warning once per file; any other space in a URL is percent-encoded, with a warning.
   `#` comments and blank lines are ignored.
 - `.csv` needs a header naming `loc` and optionally `lastmod`, `changefreq`, `priority`.
 - `.jsonl` holds one object per line with those keys.
@@ -16,13 +18,15 @@ import csv
 import dataclasses
 import gzip
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, printable
+from sitemapkit.core.constants import CHANGEFREQS
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
@@ -76,8 +80,32 @@ class _Reporter:
         self.source = printable(source, None)  # a file name that is not UTF-8 shows its bytes as \xe9
         self.report = report
 
-    def bad_line(self, message: str, line: int) -> None:
-        self.report(Diagnostic.make("bad-line", message, source=self.source, line=line))
+        self._noted: set[str] = set()
+
+    def bad_line(self, message: str, line: int, severity: Severity | None = None) -> None:
+        self.report(Diagnostic.make("bad-line", message, source=self.source, line=line, severity=severity))
+
+    def once(self, key: str, message: str, line: int) -> None:
+        """A warning about how the file is written, the first time `key` comes up in it."""
+        if key not in self._noted:
+            self._noted.add(key)
+            self.bad_line(message, line, Severity.WARNING)
+
+
+_DATE_LIKE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2}(?:[Tt][0-9:.]+(?:[Zz]|[+-]\d{2}:\d{2})?)?)?)?")
+_PRIORITY_LIKE = re.compile(r"(?:0|1)?\.\d+|0|1")
+
+
+def _field_of(token: str) -> str | None:
+    """The field a space-separated token of a URL-list line looks like: a W3C date is a lastmod, a
+    changefreq word a changefreq, a number from 0 to 1 a priority; None for anything else."""
+    if token.lower() in CHANGEFREQS:
+        return "changefreq"
+    if _PRIORITY_LIKE.fullmatch(token):
+        return "priority"
+    if _DATE_LIKE.fullmatch(token):
+        return "lastmod"
+    return None
 
 
 # Bytes of a URL list in canonical form: RFC 3986 characters other than % and #, TAB and LF.
@@ -155,8 +183,24 @@ def _list_record(text: str, number: int, fields: _Reporter) -> TextRecord | None
         url, *rest = line.split()
         if rest and all("=" in token for token in rest):
             values = _fields_from(rest, fields, number, positional=False)
+        elif rest and len(rest) <= len(FIELDS) and all(_field_of(t) or "=" in t for t in rest):
+            values = _fields_from([t for t in rest if "=" in t], fields, number, positional=False)
+            values.update((_field_of(t) or "", t) for t in rest if "=" not in t)
+            values.pop("", None)
+            fields.once(
+                "space-fields",
+                "fields separated by spaces, not TABs: each is read by what it looks like (a W3C date as "
+                "lastmod, a changefreq word, a number from 0 to 1 as priority); noted once per file",
+                number,
+            )
         elif rest:  # a URL with raw spaces in it: encoded later
             url, values = line, {}
+            fields.bad_line(
+                f"the URL {line[:200]!r} has spaces in it; they are percent-encoded (%20). Separate "
+                "fields with a TAB",
+                number,
+                Severity.WARNING,
+            )
         else:
             values = {}
     return TextRecord(
