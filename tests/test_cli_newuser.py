@@ -229,3 +229,22 @@ def test_space_separated_fields_of_a_url_list(tmp_path: Path) -> None:
     assert len(warnings) == 2, proc.stderr
     assert warnings[0].startswith(f"{src}:1: warning [bad-line] fields separated by spaces, not TABs")
     assert warnings[1].startswith(f"{src}:4: warning [bad-line] the URL '{BASE}d e f' has spaces in it")
+
+
+@pytest.mark.parametrize("clean_urls", [False, True])
+def test_the_declared_canonical_wins_over_the_file_name(tmp_path: Path, clean_urls: bool) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "clean.html").write_text(page("c", f'<link rel="canonical" href="{BASE}clean">'))
+    (site / "self.html").write_text(page("s", f'<link rel="canonical" href="{BASE}self.html">'))
+    (site / "plain.html").write_text(page("p"))
+    (site / "http.html").write_text(page("h", '<link rel="canonical" href="http://example.com/http.html">'))
+    out = tmp_path / "out"
+    args = ["generate", "--dir", str(site), "--base-url", BASE, "--out", str(out)]
+    proc = run(*args, *(["--clean-urls"] if clean_urls else []))
+    assert proc.returncode == 0, proc.stderr
+    plain = f"{BASE}plain" if clean_urls else f"{BASE}plain.html"
+    assert locs(out / "sitemap.xml") == [f"{BASE}clean", plain, f"{BASE}self.html"]
+    assert "http.html: warning [url-not-allowed] <link rel=canonical> http://example.com/http.html" in (
+        proc.stderr
+    )

@@ -25,7 +25,11 @@ Pages left out, each passed to `explain` as a `Skip` and counted in `FolderScan.
 - `redirect`: `<meta http-equiv="refresh">` whose content names a URL other than the page.
 - `canonical`: `<link rel="canonical">` naming another URL. That URL is listed *instead*, once, after the
   walk, when it is in scope and is not served by a file of the folder (which is then listed by its own scan,
-  or skipped by its own rules); its entry takes the page's alternates, images, mtime and hash.
+  or skipped by its own rules); its entry takes the page's alternates, images, mtime and hash. A canonical
+  that the file itself serves (`/a` or `/a.html` for `a.html`, with or without `clean_urls`) is the URL the
+  page is listed under: the declared canonical wins (an index page is listed as its folder, `/d/`, even when
+  its canonical writes out `/d/index.html`). A canonical that is out of scope by its scheme only
+  (`http://` on an `https://` site) is also a warning (`url-not-allowed`).
 - `symlink-outside-root`, `symlinked-folder`, `unreadable` (the last also reported as a diagnostic).
 
 Broken pages never stop the walk: an empty file, binary junk named `.html`, a page larger than
@@ -89,7 +93,7 @@ if TYPE_CHECKING:
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 INDEX_NAMES = ("index.html", "index.htm", "index.xhtml")
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Part of the file cache's fingerprint: bump it when what a scan makes of a file changes."""
 RACY_NS = 2_000_000_000
 """A file whose mtime is less than this (2 s) before the scan started, or later, is cached untrusted and
@@ -333,11 +337,22 @@ def scan_folder(
             )
             page = FolderPage(entry, path, st.st_mtime, cast(str, result.content_hash))
             canonical = result.canonical
+            if canonical is not None and canonical in _aliases(url, rel):
+                # the file serves its canonical too (`/a` for `a.html`): the URL it declares is listed
+                page = replace(page, entry=replace(entry, loc=canonical))
+                canonical = None
             if canonical is not None:
                 if canonical not in scope:
-                    skip(
-                        path, url, "canonical", f"canonical {canonical} is outside the scope; nothing listed"
-                    )
+                    why = scope.explain(canonical)
+                    if why.startswith("scheme"):  # the page's own URL on http, most likely a template slip
+                        diag(
+                            "url-not-allowed",
+                            f"<link rel=canonical> {canonical} is outside the sitemap's scope ({why}); "
+                            "the page is left out",
+                            path,
+                            Severity.WARNING,
+                        )
+                    skip(path, url, "canonical", f"canonical {canonical} is outside the scope ({why})")
                 elif _served_by_file(canonical, scope.folder, real_root, selected):
                     skip(path, url, "canonical", f"canonical {canonical} is listed by its own file")
                 elif canonical in pending:
@@ -440,8 +455,10 @@ def _analyse_html(
                     Severity.WARNING.value,
                 )
             )
-        elif canonical == url or canonical in _aliases(url, rel):
-            canonical = None
+        elif canonical == url or (
+            rel.rpartition("/")[2].lower() in INDEX_NAMES and canonical in _aliases(url, rel)
+        ):
+            canonical = None  # a folder's index page is listed as the folder (`/d/`), even as `/d/index.html`
     alternates = alternates_of(meta.alternates, base, notes)
     srcs = images_of(root_el, base, scope, notes) if images else ()
     return _Result(hash_tree(root_el, selectors, patterns), None, canonical, alternates, srcs, tuple(notes))
