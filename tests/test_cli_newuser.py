@@ -248,3 +248,193 @@ def test_the_declared_canonical_wins_over_the_file_name(tmp_path: Path, clean_ur
     assert "http.html: warning [url-not-allowed] <link rel=canonical> http://example.com/http.html" in (
         proc.stderr
     )
+
+
+def test_a_first_state_build_invents_no_lastmod_and_validates_clean(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    for i in range(150):
+        (site / f"p{i:03}.html").write_text(page(f"page {i}"))
+    ld = '<script type="application/ld+json">{"@type": "Article", "dateModified": "2024-03-01T10:00:00Z"}'
+    (site / "article.html").write_text(page("a", ld + "</script>"))
+    og = '<meta property="article:modified_time" content="2024-04-01">'
+    (site / "news.html").write_text(page("n", og))
+    out, state = tmp_path / "out", tmp_path / "state.db"
+    args = ["generate", "--dir", str(site), "--base-url", BASE, "--out", str(out), "--state", str(state)]
+    first = run(*args)
+    assert first.returncode == 0, first.stderr
+    xml = (out / "sitemap.xml").read_text()
+    assert xml.count("<lastmod>") == 2
+    assert f"<loc>{BASE}article.html</loc><lastmod>2024-03-01T10:00:00+00:00</lastmod>" in xml
+    assert f"<loc>{BASE}news.html</loc><lastmod>2024-04-01</lastmod>" in xml
+    check = run("validate", str(out / "sitemap.xml"), "--url", f"{BASE}sitemap.xml")
+    assert check.returncode == 0 and "lastmod-uniform" not in check.stdout + check.stderr, check.stdout
+    # the store moves lastmod only on real changes, to the run's time
+    (site / "p007.html").write_text(page("page 7, edited"))
+    (site / "p200.html").write_text(page("a new page"))
+    second = run(*args)
+    assert second.returncode == 0, second.stderr
+    xml = (out / "sitemap.xml").read_text()
+    assert xml.count("<lastmod>") == 4
+    assert f"<loc>{BASE}p007.html</loc><lastmod>" in xml and f"<loc>{BASE}p200.html</loc><lastmod>" in xml
+
+
+def test_future_partial_and_impossible_dates_in_a_list(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(
+        f"{BASE}a\t9999-12-31\n{BASE}b\t2024\n{BASE}c\t2024-05\n{BASE}d\t2024-05-01T10:00:00+15:00\n"
+        f"{BASE}e\t2024-05-01T10:00:00+14:00\n"
+    )
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    xml = (out / "sitemap.xml").read_text()
+    assert f"<loc>{BASE}a</loc></url>" in xml and f"<loc>{BASE}d</loc></url>" in xml
+    assert f"<loc>{BASE}b</loc><lastmod>2024-01-01</lastmod>" in xml
+    assert f"<loc>{BASE}c</loc><lastmod>2024-05-01</lastmod>" in xml
+    assert f"<loc>{BASE}e</loc><lastmod>2024-05-01T10:00:00+14:00</lastmod>" in xml
+    assert f"{src}:1: warning [future-date] lastmod 9999-12-31 lies in the future" in proc.stderr
+    assert f"{src}:2: warning [invalid-date] lastmod '2024' names a year" in proc.stderr
+    assert f"{src}:3: warning [invalid-date] lastmod '2024-05' names a month" in proc.stderr
+    assert f"{src}:4: error [invalid-date] lastmod '2024-05-01T10:00:00+15:00'" in proc.stderr
+    assert "offset beyond 14 hours" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 4, proc.stderr
+    bad = tmp_path / "bad.xml"
+    bad.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"<url><loc>{BASE}d</loc><lastmod>2024-05-01T10:00:00+15:00</lastmod></url>\n</urlset>\n"
+    )
+    check = run("validate", str(bad))
+    assert check.returncode == 1 and "error [invalid-date]" in check.stdout + check.stderr
+
+
+def test_fragments_are_dropped_in_generate_and_flagged_by_validate(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(f"{BASE}x#a\n{BASE}x#b\n{BASE}x\n{BASE}y#top\n")
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert locs(out / "sitemap.xml") == [f"{BASE}x", f"{BASE}y"]
+    assert proc.stderr.count("[invalid-url]") == 1 and proc.stderr.count("[duplicate-url]") == 2
+    assert "has a fragment" in proc.stderr
+    bad = tmp_path / "bad.xml"
+    bad.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"<url><loc>{BASE}x#a</loc></url>\n<url><loc>{BASE}x</loc></url>\n</urlset>\n"
+    )
+    check = run("validate", str(bad), "--format", "json")
+    codes = [(d["code"], d["severity"], d["line"]) for d in json.loads(check.stdout)["diagnostics"]]
+    assert codes == [("invalid-url", "warning", 3), ("duplicate-url", "warning", 4)], codes
+
+
+def test_json_runs_that_fail_print_a_json_summary(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(f"{BASE}a\nhttps://other.org/b\n")
+    out = tmp_path / "out"
+    # strict: a problem, so nothing is published
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out), "--strict", "--json")
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert data["ok"] is False and "strict mode" in data["error"] and data["entry_url"] is None
+    assert [d["code"] for d in data["diagnostics"]] == ["url-not-allowed"] and data["errors"] == 1
+    # an input that cannot be read
+    proc = run("generate", str(tmp_path / "missing.txt"), "--base-url", BASE, "--out", str(out), "--json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"].endswith(
+        "cannot open (No such file or directory)"
+    )
+    # a usage error (exit 2) too
+    proc = run("generate", "--base-url", BASE, "--out", str(out), "--json")
+    assert proc.returncode == 2 and json.loads(proc.stdout)["ok"] is False
+    # build with a broken config, robots.txt that cannot be read
+    (tmp_path / "sitemapkit.toml").write_text("base_url = 1\n")
+    proc = run("build", str(tmp_path / "sitemapkit.toml"), "--json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["ok"] is False
+    (tmp_path / "robots.txt").mkdir()
+    args = ["robots", "--robots", str(tmp_path / "robots.txt"), "--sitemap", f"{BASE}sitemap.xml", "--json"]
+    proc = run(*args)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["ok"] is False
+    # and a run that succeeds says ok: true
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out), "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["ok"] is True
+
+
+def test_exclude_is_one_rule_on_url_paths_for_every_source(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "drafts").mkdir(parents=True)
+    (site / "a.html").write_text(page("a"))
+    (site / "drafts" / "d.html").write_text(page("d"))
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{BASE}drafts/x\n{BASE}b\n")
+    log = tmp_path / "access.log"
+    log.write_text(
+        '127.0.0.1 - - [10/Oct/2024:13:55:36 +0000] "GET /drafts/y HTTP/1.1" 200 100\n'
+        '127.0.0.1 - - [10/Oct/2024:13:55:36 +0000] "GET /c HTTP/1.1" 200 100\n'
+    )
+    out = tmp_path / "out"
+    args = [str(urls), "--dir", str(site), "--log", str(log), "--base-url", BASE, "--out", str(out)]
+    proc = run("generate", *args, "--exclude", "/drafts/*", "--exclude", "/nothing/*")
+    assert proc.returncode == 0, proc.stderr
+    assert locs(out / "sitemap.xml") == [f"{BASE}b", f"{BASE}a.html", f"{BASE}c"]
+    assert proc.stderr.strip() == "warning: --exclude '/nothing/*' matched no URL (patterns match URL paths)"
+    proc = run("generate", *args, "--exclude", "drafts/*")  # a file-style glob: told how to write it
+    assert proc.returncode == 2 and "write '/drafts/*'" in proc.stderr
+
+
+def test_clean_urls_apply_to_every_source_of_the_build(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "a").mkdir(parents=True)
+    (site / "p1.html").write_text(page("1"))
+    (site / "a" / "index.html").write_text(page("a"))
+    log = tmp_path / "access.log"
+    log.write_text(
+        "".join(
+            f'127.0.0.1 - - [10/Oct/2024:13:55:36 +0000] "GET {p} HTTP/1.1" 200 100\n'
+            for p in ("/p1.html", "/a/index.html", "/p2.html", "/doc.pdf")
+        )
+    )
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{BASE}p1.html\n/p3.htm\nhttps://cdn.example.net/x.html\n")
+    out = tmp_path / "out"
+    proc = run(
+        "generate", str(urls), "--dir", str(site), "--clean-urls", "--log", str(log), "--base-url", BASE,
+        "--out", str(out), "--allow-host", "cdn.example.net",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert locs(out / "sitemap.xml") == [
+        f"{BASE}p1",
+        f"{BASE}p3",
+        "https://cdn.example.net/x.html",  # another host: not this folder's page
+        f"{BASE}a/",
+        f"{BASE}doc.pdf",
+        f"{BASE}p2",
+    ]
+    assert proc.stderr.count("[duplicate-url]") == 3, proc.stderr  # p1 (folder, log), a/ (log)
+
+
+def test_access_logs_drop_probes_and_scanners_and_keep_absolute_form_requests(tmp_path: Path) -> None:
+    def line(target: str, agent: str = "Mozilla/5.0 (X11; Linux x86_64)") -> str:
+        return f'1.2.3.4 - - [10/Oct/2024:13:55:36 +0000] "GET {target} HTTP/1.1" 200 100 "-" "{agent}"\n'
+
+    log = tmp_path / "access.log"
+    log.write_text(
+        line("/.env")
+        + line("/.git/config")
+        + line("/../../etc/passwd")
+        + line("/a/%2e%2e/%2e%2e/etc/shadow")
+        + line("/wp-login.php", "Mozilla/5.0 zgrab/0.x")
+        + line("/admin", "sqlmap/1.7")
+        + line("/page", "python-requests/2.31")
+        + line("http://example.com/x")
+        + line("https://EXAMPLE.com/y?z=1")
+        + line("http://other.org/z")
+        + line("/a/../b")
+        + line("/kept")
+        + line("/mine", "MyMonitor/1.0")
+    )
+    out = tmp_path / "out"
+    args = ["generate", "--log", str(log), "--base-url", BASE, "--out", str(out)]
+    proc = run(*args, "--exclude-agent", "mymonitor")
+    assert proc.returncode == 0, proc.stderr
+    assert locs(out / "sitemap.xml") == [f"{BASE}b", f"{BASE}kept", f"{BASE}x", f"{BASE}y?z=1"]
+    help_text = CliRunner().invoke(main, ["generate", "--help"]).output
+    assert "--exclude-agent" in help_text

@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import click
 
-from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
 
 
 class DiagnosticPrinter:
-    """Prints diagnostics to stderr as they come, up to `limit`; counts the rest."""
+    """Prints diagnostics to stderr as they come, up to `limit`; counts the rest. `quiet` (for `--json`)
+    prints none but keeps them (up to `keep`) for the JSON a failing run prints (`json_failure`)."""
 
-    def __init__(self, limit: int | None = 100, quiet: bool = False) -> None:
+    def __init__(self, limit: int | None = 100, quiet: bool = False, keep: int = 10_000) -> None:
         self.limit = limit
         self.quiet = quiet
         self.printed = 0
         self.hidden = 0
         self.color = sys.stderr.isatty()
+        self.log = DiagnosticLog(keep=keep if quiet else 0)
 
     def __call__(self, diagnostic: Diagnostic) -> None:
+        self.log.add(diagnostic)
         if self.quiet or (self.limit is not None and self.printed >= self.limit):
             self.hidden += 1
             return
@@ -35,6 +40,22 @@ class DiagnosticPrinter:
     def finish(self) -> None:
         if self.hidden and not self.quiet:
             click.echo(f"... and {self.hidden:,} more diagnostics not shown", err=True)
+
+
+def json_failure(printer: DiagnosticPrinter | None, message: str, **fields: Any) -> None:
+    """Print on stdout the JSON summary of a run that failed: `ok: false`, the `error`, the counts and the
+    diagnostics so far, and `fields` (the keys a successful run's summary has, empty), so a script that
+    reads `--json` always gets a line and a reason."""
+    log = printer.log if printer is not None else DiagnosticLog()
+    data = {
+        **fields,
+        "ok": False,
+        "error": message,
+        "errors": log.errors,
+        "warnings": log.warnings,
+        "diagnostics": [d.to_dict() for d in log],
+    }
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 @contextmanager

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
@@ -33,15 +31,14 @@ def build(config: str, strict: bool, explain: bool, check: bool, as_json: bool, 
       sitemapkit build site/sitemapkit.toml --explain
       sitemapkit build --check
     """
+    printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     try:
         settings = load_config(config)
     except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        fail(printer, str(exc), as_json)
     if check:
         click.echo(f"{config}: OK")
         return
-    printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     try:
         with progress("URLs read") as on_progress:
             result = settings.run(
@@ -51,7 +48,7 @@ def build(config: str, strict: bool, explain: bool, check: bool, as_json: bool, 
                 explain=_explain if explain else None,
             )
     except UsageError as exc:  # a value the file checks could not see
-        fail(printer, f"{config}: {exc}")
+        fail(printer, f"{config}: {exc}", as_json)
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc))
+        fail(printer, str(exc), as_json)
     report(printer, result, as_json)

@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
+from sitemapkit.cli._output import DiagnosticPrinter, json_failure, max_diagnostics_option, progress
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
+from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.run import FolderSource, LogSource, folder_include
 from sitemapkit.generator.run import generate as run_generate
+from sitemapkit.generator.sources.logs import DEFAULT_EXCLUDED_AGENTS
 from sitemapkit.generator.writer import PublishResult
 
 if TYPE_CHECKING:
@@ -62,7 +64,11 @@ if TYPE_CHECKING:
     type=click.Path(file_okay=False, exists=True),
     help="A built static site (or document root) published at --base-url: its HTML pages become URLs.",
 )
-@click.option("--clean-urls", is_flag=True, help="With --dir: map b.html to /b (a/index.html is always /a/).")
+@click.option(
+    "--clean-urls",
+    is_flag=True,
+    help="With --dir: map b.html to /b (a/index.html is always /a/), for every source of the build.",
+)
 @click.option(
     "--include",
     multiple=True,
@@ -70,7 +76,13 @@ if TYPE_CHECKING:
     help="With --dir: also list these files ('*.pdf'); HTML pages are always listed "
     "(to list only some pages, --exclude the others).",
 )
-@click.option("--exclude", multiple=True, metavar="GLOB", help="With --dir or --log: paths to leave out.")
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERN",
+    help="Leave out URLs whose path (and ?query) matches: a glob from '/' ('/drafts/*', '*.pdf'; '*' "
+    "crosses '/') or 're:' and a regular expression. For every source. Repeatable.",
+)
 @click.option("--images", is_flag=True, help="With --dir: list each page's <img> as image entries.")
 @click.option("--explain", is_flag=True, help="With --dir: say on stderr which pages were skipped and why.")
 @click.option(
@@ -81,6 +93,14 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--log", "log_files", multiple=True, metavar="FILE", help="An access log (common/combined, .gz ok)."
+)
+@click.option(
+    "--exclude-agent",
+    "exclude_agents",
+    multiple=True,
+    metavar="TEXT",
+    help="With --log: also drop requests whose user agent contains TEXT (any case), besides the scanners "
+    "and HTTP libraries dropped by default. Repeatable.",
 )
 @click.option("--min-hits", default=1, show_default=True, type=click.IntRange(1), help="With --log.")
 @click.option("--strip-query", is_flag=True, help="With --log: drop query strings.")
@@ -135,6 +155,7 @@ def generate(
     explain: bool,
     volatile: tuple[str, ...],
     log_files: tuple[str, ...],
+    exclude_agents: tuple[str, ...],
     min_hits: int,
     strip_query: bool,
     priority_from_hits: bool,
@@ -160,6 +181,10 @@ def generate(
     """
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     try:
+        rules = UrlRules(exclude=exclude) if exclude else None
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--exclude") from None
+    try:
         with progress("URLs read") as on_progress:
             result = run_generate(
                 sources,
@@ -178,11 +203,11 @@ def generate(
                 strict=strict,
                 on_diagnostic=printer,
                 on_progress=on_progress,
+                rules=rules,
                 folder=FolderSource(
                     site_dir,
                     clean_urls=clean_urls,
                     include=folder_include(include),
-                    exclude=exclude,
                     images=images,
                     volatile_selectors=volatile,
                 )
@@ -192,7 +217,7 @@ def generate(
                     log_files,
                     min_hits=min_hits,
                     strip_query=strip_query,
-                    exclude=exclude,
+                    exclude_agents=(*DEFAULT_EXCLUDED_AGENTS, *exclude_agents) if exclude_agents else None,
                     priority_from_hits=priority_from_hits,
                 )
                 if log_files
@@ -203,26 +228,42 @@ def generate(
             )
     except InvalidUrlError as exc:
         hint = "--allow-host" if any(exc.url == h for h in allow_hosts) else "--base-url"
+        if as_json:
+            failed_json(printer, f"{hint}: {exc}")
         raise click.BadParameter(str(exc), param_hint=hint) from None
     except UsageError as exc:
+        if as_json:
+            failed_json(printer, str(exc))
         raise click.UsageError(str(exc)) from None
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc))
+        fail(printer, str(exc), as_json)
     report(printer, result, as_json)
+    for _, pattern in rules.unmatched() if rules is not None else ():
+        click.echo(f"warning: --exclude {pattern!r} matched no URL (patterns match URL paths)", err=True)
 
 
-def fail(printer: DiagnosticPrinter, message: str) -> NoReturn:
-    """Print the diagnostics so far, then `message` as the error, and exit 1."""
+def failed_json(printer: DiagnosticPrinter, message: str) -> None:
+    """The `--json` summary of a generate or build run that published nothing."""
+    json_failure(
+        printer, message, files=[], index=None, entry_url=None, totals=None, removed=[], unchanged=[]
+    )
+
+
+def fail(printer: DiagnosticPrinter, message: str, as_json: bool = False) -> NoReturn:
+    """Print the diagnostics so far, then `message` as the error (and, with `as_json`, the JSON summary of
+    the failed run on stdout), and exit 1."""
     printer.finish()
+    if as_json:
+        failed_json(printer, message)
     click.secho(f"error: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
     sys.exit(1)
 
 
 def report(printer: DiagnosticPrinter, result: PublishResult, as_json: bool) -> None:
-    """Print the diagnostics, then the summary of what was published (JSON with `as_json`)."""
+    """Print the diagnostics, then the summary of what was published (JSON with `as_json`, `ok: true`)."""
     printer.finish()
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        click.echo(json.dumps({**result.to_dict(), "ok": True}, indent=2))
     else:
         _print_summary(result)
 

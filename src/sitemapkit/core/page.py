@@ -15,7 +15,9 @@ per page serves the metadata, the links, the images and the content hash.
 from __future__ import annotations
 
 import codecs
+import datetime as dt
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,8 +26,9 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from sitemapkit.core.dates import format_w3c, parse_w3c, to_aware
 from sitemapkit.core.diagnostics import Severity
-from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.errors import InvalidDateError, InvalidUrlError, UsageError
 from sitemapkit.core.urls import Scope, normalize_url
 
 Note = tuple[str, str, str | None]
@@ -416,14 +419,27 @@ class PageMeta:
     noindex: str | None = None
     refresh: str | None = None
     alternates: list[tuple[str, str]] = field(default_factory=list)
+    modified: str | None = None
+    """When the page says it was last modified (JSON-LD `dateModified`, else `<meta
+    property="article:modified_time">`), as a W3C Datetime; None when it says nothing usable."""
 
 
 def read_head(root: Any) -> PageMeta:
     meta = PageMeta()
-    for el in root.iter("meta", "link", "base"):
+    json_ld: str | None = None
+    article: str | None = None
+    for el in root.iter("meta", "link", "base", "script"):
         tag = el.tag
-        if tag == "meta":
+        if tag == "script":
+            if json_ld is None and (el.get("type") or "").strip().lower() == "application/ld+json":
+                json_ld = _json_ld_modified(el.text or "")
+        elif tag == "meta":
             name = (el.get("name") or "").strip().lower()
+            if article is None and (el.get("property") or name) in (
+                "article:modified_time",
+                "og:updated_time",
+            ):
+                article = page_date(el.get("content") or "")
             if name in ("robots", "googlebot"):
                 tokens = re.split(r"[\s,]+", (el.get("content") or "").lower())
                 if "noindex" in tokens or "none" in tokens:
@@ -443,7 +459,51 @@ def read_head(root: Any) -> PageMeta:
                 meta.alternates.append((el.get("hreflang", "").strip(), href))
         elif tag == "base" and meta.base is None:
             meta.base = (el.get("href") or "").strip() or None
+    meta.modified = json_ld or article
     return meta
+
+
+def page_date(text: str) -> str | None:
+    """A page's date (ISO 8601 as pages write it: `2024-05-01T10:00:00.000Z`, `+0200`, a date) as a W3C
+    Datetime that the sitemap schema accepts; None when it is not a full date (a year or a month alone
+    says too little). A time without a timezone is taken as UTC."""
+    text = text.strip()
+    if not _DATE_START.match(text):
+        return None
+    try:
+        value = parse_w3c(text, allow_naive=True)
+    except InvalidDateError:
+        try:
+            value = dt.datetime.fromisoformat(text.replace("z", "Z"))
+        except ValueError:
+            return None
+    if not isinstance(value, dt.datetime) and len(text) < 10:
+        return None
+    return format_w3c(to_aware(value))
+
+
+_DATE_START = re.compile(r"\d{4}-\d{2}")
+
+
+def _json_ld_modified(text: str) -> str | None:
+    """The first `dateModified` in a JSON-LD block (at any depth, as in an `@graph`), as `page_date`."""
+    if "dateModified" not in text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    stack = [data]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, dict):
+            value = item.get("dateModified")
+            if isinstance(value, str) and (found := page_date(value)) is not None:
+                return found
+            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, dict | list))
+    return None
 
 
 # Links that `urljoin` would return unchanged (an absolute http(s) URL) or as the base's origin + the link

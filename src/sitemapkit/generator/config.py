@@ -322,7 +322,7 @@ _SOURCE_KEYS = {
     "csv": ("type", "path"),
     "jsonl": ("type", "path"),
     "folder": ("type", "path", "clean_urls", "include", "exclude", "images", "volatile", "volatile_regex"),
-    "log": ("type", "path", "min_hits", "strip_query", "exclude", "priority_from_hits"),
+    "log": ("type", "path", "min_hits", "strip_query", "exclude", "exclude_agents", "priority_from_hits"),
 }
 
 
@@ -391,6 +391,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                     strip_query=r.get(source, (*key, "strip_query"), bool, False),
                     exclude=r.strings(source, (*key, "exclude")),
                     priority_from_hits=r.get(source, (*key, "priority_from_hits"), bool, False),
+                    exclude_agents=_agents(r.strings(source, (*key, "exclude_agents"))),
                 )
             )
     filters = r.table(r.get(data, ("filters",), dict, {}), ("filters",), ("include", "exclude"))
@@ -472,6 +473,15 @@ def _regexes(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:
     values = r.strings(data, key)
     r.check(key, compile_patterns, values)
     return values
+
+
+def _agents(extra: tuple[str, ...]) -> tuple[str, ...] | None:
+    """A log source's user agents to drop: the default ones and `extra` (None: the default ones)."""
+    if not extra:
+        return None
+    from sitemapkit.generator.sources.logs import DEFAULT_EXCLUDED_AGENTS
+
+    return (*DEFAULT_EXCLUDED_AGENTS, *extra)
 
 
 def _selectors(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:

@@ -15,8 +15,8 @@ from sitemapkit.core.constants import (
     MAX_VIDEO_DURATION,
     MAX_VIDEO_TAGS,
 )
-from sitemapkit.core.dates import format_w3c, is_naive, sort_key, to_aware
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
+from sitemapkit.core.dates import FutureLimit, format_w3c, is_naive, sort_key, to_aware
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog, Severity
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope, normalize_url
@@ -63,7 +63,8 @@ class Pipeline:
     - URLs the `rules` filter out are dropped (counted in `filtered`, no diagnostic), and the rules'
       per-pattern defaults fill in a missing changefreq or priority;
     - exact duplicates after normalisation are dropped (`duplicate-url`, a warning);
-    - naive date-times are taken as UTC, and the run says so once (`naive-datetime`).
+    - naive date-times are taken as UTC, and the run says so once (`naive-datetime`);
+    - a lastmod in the future is left out (`future-date`, a warning).
     """
 
     def __init__(
@@ -80,6 +81,7 @@ class Pipeline:
         self.filtered = 0
         self.log = log
         self.now = now or dt.datetime.now(dt.UTC)
+        self.is_future = FutureLimit(self.now)
         self.deduper: Deduper | None = Deduper() if dedupe else None
         self.accepted = 0
         self.rejected = 0
@@ -98,6 +100,20 @@ class Pipeline:
                 )
             )
             return None
+        if "#" in loc:  # not part of the page's URL: /x#a, /x#b and /x are one page
+            loc = loc.partition("#")[0]
+            self.log.once(
+                f"fragment:{source}",
+                Diagnostic.make(
+                    "invalid-url",
+                    f"{entry.loc} has a fragment, which is not part of a page's URL; it is left out (and "
+                    "so are those of any other URL of this input)",
+                    source=source,
+                    line=line,
+                    url=entry.loc,
+                    severity=Severity.WARNING,
+                ),
+            )
         if loc not in self.scope:
             self.rejected += 1
             self.log.add(
@@ -141,6 +157,18 @@ class Pipeline:
                     line=line,
                     url=loc,
                 ),
+            )
+        if entry.lastmod is not None and self.is_future(entry.lastmod):
+            changes["lastmod"] = None
+            self.log.add(
+                Diagnostic.make(
+                    "future-date",
+                    f"lastmod {format_w3c(entry.lastmod)} lies in the future; it is left out (search engines "
+                    "distrust such dates)",
+                    source=source,
+                    line=line,
+                    url=loc,
+                )
             )
         return dataclasses.replace(entry, **changes) if changes else entry  # type: ignore[arg-type]
 

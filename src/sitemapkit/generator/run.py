@@ -60,6 +60,8 @@ class LogSource:
     strip_query: bool = False
     exclude: tuple[str, ...] = ()
     priority_from_hits: bool = False
+    exclude_agents: tuple[str, ...] | None = None
+    """User-agent fragments whose requests are dropped; None: `logs.DEFAULT_EXCLUDED_AGENTS`."""
 
 
 @dataclass
@@ -119,9 +121,10 @@ def generate(
     filter every URL (include/exclude) and fill in per-pattern changefreq and priority defaults.
 
     `<lastmod>`: with a `state` store (SQLite), a folder page's lastmod moves only when its content hash
-    changes (`lastmod="content"`, the default with a store); `"mtime"` and `"git"` take the file's
-    modification or last-commit time; `"source"` the value the input gives. Without a store, folder pages
-    get no lastmod unless `mtime` or `git` is asked for: no lastmod is better than a wrong one.
+    changes (`lastmod="content"`, the default with a store); the first run, with no history, takes what
+    the page says (JSON-LD `dateModified`, `article:modified_time`) or none, never the run's time.
+    `"mtime"` and `"git"` take the file's modification or last-commit time; `"source"` the value the input
+    gives (for a folder page, what the page says). No lastmod is better than a wrong one.
     The store's run commits only if the sitemaps were published.
 
     `hreflang="complete"` completes hreflang groups so that every member lists every member (see
@@ -187,12 +190,14 @@ def generate(
             rules=rules,
             on_diagnostic=on_diagnostic,
         )
+        # with clean URLs, every source names a folder page as the folder does: /b.html is /b
+        clean = _cleaner(writer.base_url) if any(f.clean_urls for f in folders) else None
         try:
-            _add_sources(writer, sources, run, stats, on_progress)
+            _add_sources(writer, sources, run, stats, on_progress, clean)
             for each_folder in folders:
                 _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain)
             for log_group in log_groups:
-                _add_logs(writer, log_group, base_url, allow_hosts, run, stats)
+                _add_logs(writer, log_group, base_url, allow_hosts, run, stats, clean)
         except BaseException:
             writer.abort()
             raise
@@ -231,12 +236,29 @@ def _record_hash(entry: UrlEntry) -> str | None:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
+def _cleaner(folder: str) -> Callable[[UrlEntry], UrlEntry]:
+    """The `clean_urls` mapping for the entries of other sources: `/b.html` -> `/b`, `/a/index.html` ->
+    `/a/`, for URLs under `folder` or written from the root (`/b.html`)."""
+    from sitemapkit.generator.sources.folder import clean_url
+
+    def clean(entry: UrlEntry) -> UrlEntry:
+        loc = entry.loc
+        if loc.startswith("/") or loc.lower().startswith(folder):
+            cleaned = clean_url(loc)
+            if cleaned != loc:
+                return dataclasses.replace(entry, loc=cleaned)
+        return entry
+
+    return clean
+
+
 def _add_sources(
     writer: SitemapWriter,
     sources: list[str],
     run: StateRun | None,
     stats: SourceStats,
     on_progress: Callable[[int], None] | None,
+    clean: Callable[[UrlEntry], UrlEntry] | None = None,
 ) -> None:
     def observed(entry: UrlEntry) -> Lastmod | None:
         assert run is not None
@@ -245,16 +267,16 @@ def _add_sources(
 
     hook = observed if run is not None else None
     for name in sources:
-        if is_url_list(name) and hook is None:
+        if is_url_list(name) and hook is None and clean is None:
             with list_batches(name, writer.log) as (batches, parse_line):
-                for first, lines, clean in batches:
-                    writer.add_lines(lines, first, parse_line, clean=clean)
+                for first, lines, canonical in batches:
+                    writer.add_lines(lines, first, parse_line, clean=canonical)
                     stats.read += len(lines)
                     if on_progress is not None:
                         on_progress(stats.read)
             continue
         for entry in read_source(name, writer.log):
-            writer.add_entry(entry, hook)
+            writer.add_entry(clean(entry) if clean is not None else entry, hook)
             stats.read += 1
             if on_progress is not None and not stats.read % 10_000:
                 on_progress(stats.read)
@@ -317,14 +339,20 @@ def _page_lastmod(
     def lastmod(entry: UrlEntry) -> Lastmod | None:
         git_time = git_times.get(page.file) if git_times else None
         if run is not None:
-            return run.observe(entry.loc, content_hash=page.content_hash, mtime=page.mtime, git_time=git_time)
+            return run.observe(
+                entry.loc,
+                content_hash=page.content_hash,
+                source_lastmod=entry.lastmod,  # what the page says (JSON-LD dateModified, ...)
+                mtime=page.mtime,
+                git_time=git_time,
+            )
         if mode == "git":
             return git_time
         if mode == "mtime":
             import datetime
 
             return datetime.datetime.fromtimestamp(int(page.mtime), datetime.UTC)
-        return None
+        return entry.lastmod
 
     return lastmod
 
@@ -336,8 +364,9 @@ def _add_logs(
     allow_hosts: tuple[str, ...],
     run: StateRun | None,
     stats: SourceStats,
+    clean: Callable[[UrlEntry], UrlEntry] | None = None,
 ) -> None:
-    from sitemapkit.generator.sources.logs import read_logs
+    from sitemapkit.generator.sources.logs import DEFAULT_EXCLUDED_AGENTS, read_logs
 
     summary = read_logs(
         logs.paths,
@@ -345,6 +374,7 @@ def _add_logs(
         min_hits=logs.min_hits,
         strip_query=logs.strip_query,
         exclude=logs.exclude,
+        exclude_agents=DEFAULT_EXCLUDED_AGENTS if logs.exclude_agents is None else logs.exclude_agents,
         allow_hosts=allow_hosts,
         report=writer.log,
     )
@@ -361,4 +391,4 @@ def _add_logs(
 
     for entry in entries:
         stats.log_pages += 1
-        writer.add_entry(entry, observed if run is not None else None)
+        writer.add_entry(clean(entry) if clean is not None else entry, observed if run is not None else None)

@@ -506,6 +506,8 @@ class StateRun:
         self.added = self.revived = self.changed = self.unchanged = 0
         self.removed = 0
         self._started = False
+        self.first = False
+        """True for the store's first run: with no history, a new URL gets no lastmod but its source's."""
         self._finalized = False
         self.closed = False
 
@@ -543,6 +545,9 @@ class StateRun:
                 (self._now_text, self.lastmod_mode),
             )
             self.id = int(cur.lastrowid or 0)
+            self.first = (
+                conn.execute("SELECT 1 FROM runs WHERE id < ? LIMIT 1", (self.id,)).fetchone() is None
+            )
         except BaseException:
             self.rollback()
             raise
@@ -707,7 +712,9 @@ class StateRun:
         `url` should be normalised (as the writer publishes it). By mode:
 
         - `content`: the stored lastmod while `content_hash` is unchanged (a `None` hash is "unknown" and
-          changes nothing). A new URL gets `source_lastmod` if given, else the run's `now`. Changed
+          changes nothing). A new URL gets `source_lastmod` if given, else the run's `now`, except in the
+          store's first run (`first`: with no history, nothing says it changed now) and for a URL whose
+          content is unknown (a `None` hash, a list or log entry): those get none. Changed
           content gets `source_lastmod` if given and later than the stored lastmod (the source knows when
           it changed), else `now` (a source date that did not move is stale). A revived URL keeps its old
           lastmod when its content is unchanged.
@@ -745,8 +752,9 @@ class StateRun:
         mode = self.lastmod_mode
         lastmod: Lastmod | None
         if mode == "content":
-            if is_new:
-                lastmod = source_lastmod if source_lastmod is not None else self.now
+            if is_new:  # "now" only when the content is known, and not in the first run (nothing changed now)
+                invent = source_lastmod is None and not self.first and content_hash is not None
+                lastmod = self.now if invent else source_lastmod
             elif hash_changed:
                 if source_lastmod is not None and (
                     stored is None or sort_key(source_lastmod) > sort_key(stored)

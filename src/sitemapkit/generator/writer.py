@@ -27,7 +27,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from xxhash import xxh3_64_intdigest
 
 from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URL_LENGTH, MAX_URLS
-from sitemapkit.core.dates import format_w3c, parse_w3c, sort_key
+from sitemapkit.core.dates import CLOCK_SKEW, format_w3c, parse_w3c, sort_key
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
@@ -227,6 +227,7 @@ class SitemapWriter:
         self.log = DiagnosticLog(on_diagnostic)
         self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe, now=now, rules=rules)
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
+        self._safe_day = (self.pipeline.now + CLOCK_SKEW).date().isoformat()  # earlier days are never future
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
         self._suffix = ".xml.gz" if gzip else ".xml"
@@ -483,7 +484,7 @@ class SitemapWriter:
 
     def _known_day(self, day: str) -> bool:
         """Whether `day` is a valid canonical date `YYYY-MM-DD` (remembered for up to 100,000 days)."""
-        valid = _CANON_DAY.fullmatch(day) is not None
+        valid = _CANON_DAY.fullmatch(day) is not None and day < self._safe_day  # a later day may be future
         if valid:
             try:
                 dt.date.fromisoformat(day)

@@ -54,6 +54,7 @@ nothing grows with the size of the site.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -69,8 +70,9 @@ from urllib.parse import quote, unquote
 
 from lxml import etree
 
+from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
-from sitemapkit.core.model import Alternate, Image, UrlEntry
+from sitemapkit.core.model import Alternate, Image, Lastmod, UrlEntry
 from sitemapkit.core.page import (
     DEFAULT_VOLATILE_SELECTORS,
     Note,
@@ -175,13 +177,17 @@ class _Result:
     alternates: tuple[tuple[str, str], ...] = ()
     images: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
+    modified: str | None = None
+    """When the page says it was modified (`core.page.PageMeta.modified`)."""
 
     def dump(self) -> str | None:
         """The result without its hash, as text for the file cache: None when there is nothing else; the
         image URLs one a line when there are only images (normalised URLs hold no line break); else JSON."""
-        if not (self.skip or self.canonical or self.alternates or self.notes):
+        if not (self.skip or self.canonical or self.alternates or self.notes or self.modified):
             return "\n".join(self.images) if self.images else None
-        return _JSON.encode([self.skip, self.canonical, self.alternates, self.images, self.notes])
+        return _JSON.encode(
+            [self.skip, self.canonical, self.alternates, self.images, self.notes, self.modified]
+        )
 
     @classmethod
     def load(cls, content_hash: str | None, data: str | None) -> _Result:
@@ -190,7 +196,7 @@ class _Result:
             return cls(content_hash)
         if not data.startswith("["):
             return cls(content_hash, images=tuple(data.split("\n")))
-        skip, canonical, alternates, images, notes = json.loads(data)
+        skip, canonical, alternates, images, notes, modified = json.loads(data)
         return cls(
             content_hash,
             (skip[0], skip[1]) if skip else None,
@@ -198,6 +204,7 @@ class _Result:
             tuple((h, u) for h, u in alternates),
             tuple(images),
             tuple((c, m, v) for c, m, v in notes),
+            modified,
         )
 
 
@@ -331,6 +338,7 @@ def scan_folder(
                 continue
             entry = UrlEntry(
                 url,
+                _parse_modified(result.modified) if result.modified else None,
                 alternates=tuple(Alternate(h, u) for h, u in result.alternates),
                 images=tuple(Image(u) for u in result.images),
                 sitemap=printable(path, None),  # a name that is not UTF-8 shows its bytes as \xe9
@@ -368,6 +376,11 @@ def scan_folder(
             yield pending[canonical]
 
     return FolderScan(pages)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_modified(text: str) -> Lastmod:
+    return parse_w3c(text)
 
 
 def _globs(patterns: tuple[str, ...]) -> tuple[Callable[[str], object], Callable[[str], object]]:
@@ -461,7 +474,15 @@ def _analyse_html(
             canonical = None  # a folder's index page is listed as the folder (`/d/`), even as `/d/index.html`
     alternates = alternates_of(meta.alternates, base, notes)
     srcs = images_of(root_el, base, scope, notes) if images else ()
-    return _Result(hash_tree(root_el, selectors, patterns), None, canonical, alternates, srcs, tuple(notes))
+    return _Result(
+        hash_tree(root_el, selectors, patterns),
+        None,
+        canonical,
+        alternates,
+        srcs,
+        tuple(notes),
+        meta.modified,
+    )
 
 
 def _walk(
@@ -526,6 +547,19 @@ def _url_of(folder: str, rel: str, clean_urls: bool) -> str:
     if _PLAIN_PATH.fullmatch(rel):  # nothing to quote (the common case; quote takes 3 µs)
         return folder + rel
     return folder + quote(rel, safe=_URL_SAFE, errors="surrogateescape")
+
+
+_PAGE_SUFFIX = re.compile(r"(/index)?\.(?:html?|xhtml)(?=[?#]|$)", re.IGNORECASE)
+
+
+def clean_url(url: str) -> str:
+    """`url` as `clean_urls` lists a page: `/b.html` -> `/b`, `/a/index.html` -> `/a/` (the query and
+    fragment kept), so that other sources of a build (access logs, lists) name folder pages as it does."""
+    path_end = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    match = _PAGE_SUFFIX.search(url, 0, path_end)
+    if match is None or match.end() != path_end:
+        return url
+    return url[: match.start()] + ("/" if match.group(1) else "") + url[path_end:]
 
 
 def _aliases(url: str, rel: str) -> set[str]:
