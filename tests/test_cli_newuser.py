@@ -438,3 +438,42 @@ def test_access_logs_drop_probes_and_scanners_and_keep_absolute_form_requests(tm
     assert locs(out / "sitemap.xml") == [f"{BASE}b", f"{BASE}kept", f"{BASE}x", f"{BASE}y?z=1"]
     help_text = CliRunner().invoke(main, ["generate", "--help"]).output
     assert "--exclude-agent" in help_text
+
+
+def test_no_cap_hides_a_code_and_an_index_own_findings_come_first(tmp_path: Path) -> None:
+    index = tmp_path / "sitemap.xml"
+    index.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        + "".join(f"<sitemap><loc>{BASE}s{i}.xml</loc></sitemap>\n" for i in range(50_001))
+        + "</sitemapindex>\n"
+    )
+    args = ["validate", str(index), "--url", f"{BASE}sitemap.xml"]
+    text = CliRunner().invoke(main, args)
+    assert text.exit_code == 1
+    lines = [line for line in text.output.splitlines() if "error [" in line]
+    assert len(lines) == 100 and "[too-many-sitemaps]" in lines[0] and "[read-error]" in lines[1]
+    assert "by code: read-error 50,001, too-many-sitemaps 1" in text.output
+    data = json.loads(CliRunner().invoke(main, [*args, "--format", "json", "--max-errors", "5"]).output)
+    assert [d["code"] for d in data["diagnostics"]] == ["too-many-sitemaps"] + ["read-error"] * 4
+    assert data["summary"]["codes"] == {"read-error": 50_001, "too-many-sitemaps": 1}
+
+
+@pytest.mark.parametrize("name", ["urls.txt", "urls.csv", "urls.jsonl"])
+def test_diagnostics_do_not_echo_a_huge_input_line(tmp_path: Path, name: str) -> None:
+    huge = "x" * 5_000_000
+    src = tmp_path / name
+    body = {
+        "urls.txt": f"{BASE}{huge}\n{BASE}ok\n{BASE}b\tnot-a-date-{huge}\n",
+        # a cell over the csv module's limit is a bad line, not a traceback
+        "urls.csv": f"loc,lastmod\n{BASE}{huge},\n{BASE}ok,\n{BASE}b,not-a-date-{huge[:100_000]}\n",
+        "urls.jsonl": f'{{"loc": "{BASE}{huge}"}}\n{{"loc": "{BASE}ok"}}\n'
+        f'{{"loc": "{BASE}b", "lastmod": "{huge}"}}\n',
+    }[name]
+    src.write_text(body)
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[:2000]
+    assert locs(out / "sitemap.xml") == [f"{BASE}ok", f"{BASE}b"]
+    assert 0 < len(proc.stderr) < 12_000, len(proc.stderr)
+    assert "characters left out" in proc.stderr

@@ -257,7 +257,15 @@ def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
     if unknown:
         fields.bad_line(f"unknown column(s) {', '.join(unknown)} ignored", 1)
     loc_index = columns.index("loc")
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a cell over the csv module's limit (131,072 characters), a stray NUL
+            fields.bad_line(f"not a readable CSV row ({exc}); the line is skipped", numbers[-1])
+            numbers.clear()
+            continue
         number = numbers[-1]
         numbers.clear()
         if not row or all(not cell.strip() for cell in row):
