@@ -477,3 +477,58 @@ def test_diagnostics_do_not_echo_a_huge_input_line(tmp_path: Path, name: str) ->
     assert locs(out / "sitemap.xml") == [f"{BASE}ok", f"{BASE}b"]
     assert 0 < len(proc.stderr) < 12_000, len(proc.stderr)
     assert "characters left out" in proc.stderr
+
+
+# 16-25. misleading messages and rough edges ------------------------------------------------------------
+
+
+def test_messages_say_what_is_wrong(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(
+        f"{BASE}a\nhttps://example.com:8443/b\nhttp://example.com/c\nhttps://other.org/d\n"
+        f"{BASE}{'x' * 600}\n{BASE}sub/ok\n"
+    )
+    out = tmp_path / "out"
+    sub = "https://example.com/sub/"
+    proc = run("generate", str(src), "--base-url", sub, "--out", str(out), "--max-bytes", "700")
+    assert proc.returncode == 0, proc.stderr
+    assert "port 8443 differs from the sitemap's 443" in proc.stderr and "None" not in proc.stderr
+    hints = [line for line in proc.stderr.splitlines() if "[url-not-allowed]" in line]
+    assert len(hints) == 5 and sum("--allow-host" in h for h in hints) == 1, hints  # only other.org
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out), "--max-bytes", "700")
+    assert "a sitemap holding only this entry would take" in proc.stderr
+    assert "for the header and footer), more than the 700 allowed" in proc.stderr
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out), "--max-bytes", "50")
+    assert proc.returncode == 2 and "max_bytes must be from" in proc.stderr
+    # another set's file, /dev/null, a folder given as a list
+    (tmp_path / "three.txt").write_text(f"{BASE}1\n{BASE}2\n{BASE}3\n")
+    three = ["generate", str(tmp_path / "three.txt"), "--base-url", BASE, "--out", str(tmp_path / "set")]
+    assert run(*three, "--max-urls", "1").returncode == 0
+    proc = run(*three, "--name", "sitemap-2")
+    assert proc.returncode == 1 and "belongs to the sitemap set named 'sitemap'" in proc.stderr
+    proc = run("generate", str(src), "--base-url", BASE, "--out", os.devnull)
+    assert proc.returncode == 1 and "not a folder" in proc.stderr and "File exists" not in proc.stderr
+    proc = run("generate", str(tmp_path), "--base-url", BASE, "--out", str(out))
+    assert proc.returncode == 1 and f"use --dir {tmp_path}" in proc.stderr
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "sitemapkit", "generate", "-", "--base-url", BASE, "--out", str(out)]
+    proc = subprocess.Popen(
+        [*command, "--hreflang", "complete"], stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(f"{BASE}x\n" * 1000)
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not any(p.name.endswith(".tmp") for p in out.glob(".*")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # until the run has started writing (not a timing assertion)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip() == "sitemapkit generate: interrupted; nothing was published"
+    assert list(out.iterdir()) == []

@@ -274,7 +274,8 @@ class Scope:
         if a.hostname != b.hostname:
             return f"host {a.hostname!r} differs from the sitemap's {b.hostname!r}"
         if a.port != b.port:
-            return f"port {a.port} differs from the sitemap's {b.port}"
+            default = {"http": 80, "https": 443}.get(b.scheme)
+            return f"port {a.port or default} differs from the sitemap's {b.port or default}"
         return f"not under the sitemap's folder {self.folder}"
 
     def __repr__(self) -> str:

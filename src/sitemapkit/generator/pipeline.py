@@ -55,6 +55,14 @@ class Deduper:
         return len(self._seen)
 
 
+def _allow_host_hint(why: str) -> str:
+    """The cross-submission hint, for a URL on another host only (not for one outside the folder, on
+    another scheme or port, which no host allowance admits)."""
+    if not why.startswith("host "):
+        return ""
+    return " (another host is allowed for cross-submission with --allow-host, or allow_hosts= in Python)"
+
+
 class Pipeline:
     """Turns entries from any source into entries the writer may publish, or rejects them.
 
@@ -115,11 +123,12 @@ class Pipeline:
                 ),
             )
         if loc not in self.scope:
+            why = self.scope.explain(loc)
             self.rejected += 1
             self.log.add(
                 Diagnostic.make(
                     "url-not-allowed",
-                    f"{self.scope.explain(loc)}; the URL is left out (use --allow-host for cross-submission)",
+                    f"{why}; the URL is left out{_allow_host_hint(why)}",
                     source=source,
                     line=line,
                     url=loc,

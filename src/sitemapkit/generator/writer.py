@@ -62,6 +62,7 @@ def manifest_name(name: str) -> str:
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _COPY_CHUNK = 1 << 20
 _FOOTER = len(xml_footer("urlset").encode())
+_SMALLEST_URL = len("<url><loc>http://a.b/</loc></url>\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +205,12 @@ class SitemapWriter:
     ) -> None:
         if not 1 <= max_urls <= MAX_URLS:
             raise UsageError(f"max_urls must be from 1 to {MAX_URLS:,} (got {max_urls:,})")
-        if not 1 <= max_bytes <= MAX_BYTES:
-            raise UsageError(f"max_bytes must be from 1 to {MAX_BYTES:,} (got {max_bytes:,})")
+        smallest = len((xml_header("urlset", (), None) + xml_footer("urlset")).encode()) + _SMALLEST_URL
+        if not smallest <= max_bytes <= MAX_BYTES:
+            raise UsageError(
+                f"max_bytes must be from {smallest:,} (a sitemap of one short URL) to {MAX_BYTES:,} "
+                f"(got {max_bytes:,})"
+            )
         if index not in ("auto", "always", "never"):
             raise UsageError(f"index must be auto, always or never (got {index!r})")
         if not _NAME.fullmatch(name) or ".." in name:
@@ -240,12 +245,12 @@ class SitemapWriter:
         self._closed = False
         self._header_cache: dict[frozenset[str], int] = {}
         self.result: PublishResult | None = None
+        if self.out_dir.exists() and not self.out_dir.is_dir():  # /dev/null, a file: not "File exists"
+            raise PublishError(f"{self.out_dir}: not a folder; --out names the folder the sitemaps go in")
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
-        if not self.out_dir.is_dir():
-            raise PublishError(f"{self.out_dir}: not a folder")
         _check_writable(self.out_dir)
         self._groups: HreflangGroups | None = None
         if hreflang == "complete":
@@ -341,8 +346,9 @@ class SitemapWriter:
                 self.log.add(
                     Diagnostic.make(
                         "file-too-large",
-                        f"this one entry takes {len(data):,} bytes, more than a sitemap may hold "
-                        f"({self.max_bytes:,}); it is left out",
+                        f"a sitemap holding only this entry would take {header + len(data) + _FOOTER:,} "
+                        f"bytes ({len(data):,} for the entry, {header + _FOOTER:,} for the header and "
+                        f"footer), more than the {self.max_bytes:,} allowed; it is left out",
                         source=entry.sitemap if entry else None,
                         line=entry.line if entry else None,
                         url=entry.loc if entry else None,
@@ -730,6 +736,20 @@ class SitemapWriter:
             raise PublishError(f"{path}: unreadable manifest ({exc}); remove it to start afresh") from None
         return {n for n in names if isinstance(n, str) and _is_plain_name(n)}
 
+    def _owner(self, file_name: str) -> str | None:
+        """The name of another sitemap set of this folder whose manifest lists `file_name`, if any."""
+        for manifest in sorted(self.out_dir.glob(".sitemapkit-*.json")):
+            other = manifest.name[len(".sitemapkit-") : -len(".json")]
+            if other == self.name:
+                continue
+            try:
+                names = json.loads(manifest.read_text("utf-8"))["files"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if isinstance(names, list) and file_name in names:
+                return other
+        return None
+
     def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Rename the finished files into place and record them; return the names removed and the names
         left alone because their bytes did not change (an unchanged rebuild rewrites nothing, so mtimes,
@@ -740,6 +760,12 @@ class SitemapWriter:
         new_names = [final.name for _, final in renames]
         for _, final in renames:
             if final.name not in previous and (final.exists() or final.is_symlink()):
+                other = self._owner(final.name)
+                if other is not None:
+                    raise PublishError(
+                        f"{final} belongs to the sitemap set named {other!r} in this folder; choose a --name "
+                        "whose files do not collide with its files. Nothing was published"
+                    )
                 raise PublishError(
                     f"{final} exists and was not written by sitemapkit; move it away or choose another "
                     "--name. Nothing was published"

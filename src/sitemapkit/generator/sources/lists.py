@@ -48,6 +48,10 @@ def open_input(name: str) -> IO[bytes]:
         if raw.peek(2)[:2] == b"\x1f\x8b":
             return cast(IO[bytes], _OwningGzipFile(fileobj=raw, mode="rb"))
         return raw
+    except IsADirectoryError:
+        raise InputError(
+            f"{name}: is a folder, not a URL list; to list a site folder's pages use --dir {name}"
+        ) from None
     except OSError as exc:
         raise InputError(f"{name}: cannot open ({exc.strerror or exc})") from None
 
