@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitemapkit.cli import main
-from tests.helpers import locs
+from tests.helpers import locs, published
 
 BASE = "https://example.com/"
 
@@ -532,3 +532,30 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert err.strip() == "sitemapkit generate: interrupted; nothing was published"
     assert list(out.iterdir()) == []
+
+
+def test_options_that_do_not_apply_are_named_and_name_takes_a_file_name(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(f"{BASE}a\n")
+    out = tmp_path / "out"
+    args = ["generate", str(src), "--base-url", BASE, "--out", str(out), "--name", "x.xml"]
+    proc = run(*args, "--clean-urls", "--min-hits", "5", "--images", "--volatile", ".x")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "warning: --clean-urls, --images, --volatile only apply with --dir, which was not given; ignored",
+        "warning: --min-hits only applies with --log, which was not given; ignored",
+    ]
+    assert published(out) == ["x.xml"]
+
+
+def test_volatile_regex_leaves_text_out_of_the_content_hash(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "a.html").write_text(page("Built at build-1"))
+    out, state = tmp_path / "out", tmp_path / "s.db"
+    args = ["generate", "--dir", str(site), "--base-url", BASE, "--out", str(out), "--state", str(state)]
+    args += ["--volatile-regex", r"build-\d+", "--json"]
+    assert run(*args).returncode == 0
+    (site / "a.html").write_text(page("Built at build-2"))
+    second = json.loads(run(*args).stdout)
+    assert second["sources"]["state"]["changed"] == 0 and second["sources"]["state"]["unchanged"] == 1

@@ -92,6 +92,12 @@ if TYPE_CHECKING:
     help="With --dir: CSS selector of page parts that change on every build (left out of the content hash).",
 )
 @click.option(
+    "--volatile-regex",
+    multiple=True,
+    metavar="REGEX",
+    help="With --dir: a regular expression for text that changes on every build (left out of the hash).",
+)
+@click.option(
     "--log", "log_files", multiple=True, metavar="FILE", help="An access log (common/combined, .gz ok)."
 )
 @click.option(
@@ -154,6 +160,7 @@ def generate(
     images: bool,
     explain: bool,
     volatile: tuple[str, ...],
+    volatile_regex: tuple[str, ...],
     log_files: tuple[str, ...],
     exclude_agents: tuple[str, ...],
     min_hits: int,
@@ -180,6 +187,11 @@ def generate(
       sitemapkit generate --log access.log.gz --base-url https://example.com/ --out public/ --min-hits 3
     """
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
+    _warn_unused_options(click.get_current_context(), bool(site_dir), bool(log_files))
+    if name.endswith(
+        (".xml", ".xml.gz")
+    ):  # --name sitemap.xml means the prefix "sitemap", not sitemap.xml.xml
+        name = name.removesuffix(".gz").removesuffix(".xml")
     try:
         rules = UrlRules(exclude=exclude) if exclude else None
     except UsageError as exc:
@@ -210,6 +222,7 @@ def generate(
                     include=folder_include(include),
                     images=images,
                     volatile_selectors=volatile,
+                    volatile_patterns=volatile_regex,
                 )
                 if site_dir
                 else None,
@@ -240,6 +253,24 @@ def generate(
     report(printer, result, as_json)
     for _, pattern in rules.unmatched() if rules is not None else ():
         click.echo(f"warning: --exclude {pattern!r} matched no URL (patterns match URL paths)", err=True)
+
+
+_FOLDER_OPTIONS = ("clean_urls", "include", "images", "explain", "volatile", "volatile_regex")
+_LOG_OPTIONS = ("exclude_agents", "min_hits", "strip_query", "priority_from_hits")
+
+
+def _warn_unused_options(ctx: click.Context, folder: bool, logs: bool) -> None:
+    """Say which options given on the command line do nothing, because their source is not there."""
+    for present, source, names in ((folder, "--dir", _FOLDER_OPTIONS), (logs, "--log", _LOG_OPTIONS)):
+        given = [
+            "--" + n.replace("_", "-").replace("exclude-agents", "exclude-agent")
+            for n in names
+            if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE
+        ]
+        if given and not present:
+            verb = "applies" if len(given) == 1 else "apply"
+            message = f"{', '.join(given)} only {verb} with {source}, which was not given; ignored"
+            click.echo(f"warning: {message}", err=True)
 
 
 def failed_json(printer: DiagnosticPrinter, message: str) -> None:
