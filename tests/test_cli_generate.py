@@ -71,7 +71,7 @@ def test_unreadable_input_exits_1_without_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "missing.txt: cannot open" in proc.stderr and "Traceback" not in proc.stderr
     bad = tmp_path / "bad.csv"
-    bad.write_text("url\nx\n")
+    bad.write_text("link\nx\n")
     proc = run("generate", str(bad), "--base-url", BASE, "--out", str(tmp_path / "o"))
     assert proc.returncode == 1 and "'loc' column" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -559,3 +559,21 @@ def test_volatile_regex_leaves_text_out_of_the_content_hash(tmp_path: Path) -> N
     (site / "a.html").write_text(page("Built at build-2"))
     second = json.loads(run(*args).stdout)
     assert second["sources"]["state"]["changed"] == 0 and second["sources"]["state"]["unchanged"] == 1
+
+
+def test_csv_exports_as_they_come(tmp_path: Path) -> None:
+    short = tmp_path / "short.csv"
+    short.write_text(f"Address,Status,lastmod,priority\n{BASE}a,200\n{BASE}b,200,2024-01-02,0.5\n")
+    semi = tmp_path / "semi.csv"
+    semi.write_text(f"URL;lastmod\n{BASE}c;2024-01-03\n")
+    typo = tmp_path / "typo.csv"
+    typo.write_text(f"loc,lastmodified\n{BASE}d,2024-01-04\n")
+    out = tmp_path / "out"
+    proc = run("generate", str(short), str(semi), "--base-url", BASE, "--out", str(out), "--strict")
+    assert proc.returncode == 0, proc.stderr  # extra columns and short rows are no problem, even --strict
+    xml = (out / "sitemap.xml").read_text()
+    assert f"<loc>{BASE}a</loc></url>" in xml
+    assert f"<loc>{BASE}b</loc><lastmod>2024-01-02</lastmod><priority>0.5</priority>" in xml
+    assert f"<loc>{BASE}c</loc><lastmod>2024-01-03</lastmod>" in xml
+    proc = run("generate", str(typo), "--base-url", BASE, "--out", str(out))
+    assert "column 'lastmodified' is not read; did you mean 'lastmod'?" in proc.stderr

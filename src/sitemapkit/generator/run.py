@@ -17,7 +17,7 @@ from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.generator.rules import UrlRules
-from sitemapkit.generator.sources.lists import is_url_list, list_batches, read_source
+from sitemapkit.generator.sources.lists import input_kind, is_url_list, list_batches, read_source
 from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def generate(
 
     `hreflang="complete"` completes hreflang groups so that every member lists every member (see
     `sitemapkit.generator.hreflang`); `"keep"` writes alternates as given; `"auto"` completes them whenever a
-    source can carry alternates (a folder, JSONL or CSV input).
+    source can carry alternates (a folder or a JSONL input).
 
     `robots`: a robots.txt to list the published index (or only sitemap) in, once publishing succeeded
     (see `sitemapkit.generator.robots.update_robots`; the set's `name` other than "sitemap" names its block).
@@ -164,7 +164,7 @@ def generate(
     if hreflang not in ("auto", "complete", "keep"):
         raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
     if hreflang == "auto":
-        plain = not folders and all(is_url_list(s) for s in sources)
+        plain = not folders and all(input_kind(s) in ("list", "csv") for s in sources)
         hreflang = "keep" if plain else "complete"
     stats = SourceStats()
     with ExitStack() as stack:

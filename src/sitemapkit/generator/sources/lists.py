@@ -5,7 +5,9 @@
   Fields separated by spaces are read by what they look like (a W3C date, a changefreq word, a number from 0
   to 1), with a warning once per file; any other space in a URL is percent-encoded, with a warning.
   `#` comments and blank lines are ignored.
-- `.csv` needs a header naming `loc` and optionally `lastmod`, `changefreq`, `priority`.
+- `.csv` needs a header naming `loc` (or `url`, `address`) and optionally `lastmod`, `changefreq`,
+  `priority`; other columns are ignored, `;` or TAB delimiters are detected from the header, and a row may
+  leave out trailing cells.
 - `.jsonl` holds one object per line with those keys.
 - `.gz` inputs are decompressed; `-` reads standard input. UTF-8, with or without a BOM.
 
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import difflib
 import gzip
+import itertools
 import json
 import re
 import sys
@@ -248,18 +252,26 @@ def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
             numbers.append(number)
             yield text
 
-    reader = csv.reader(texts())
+    first = next(lines, None)
+    if first is None:
+        return
+    numbers.append(first[0])
+    delimiter = _delimiter(first[1])
+    reader = csv.reader(itertools.chain([first[1]], texts()), delimiter=delimiter)
     header = next(reader, None)
     if header is None:
         return
-    columns = [h.strip().lower() for h in header]
+    numbers.clear()
+    columns = [_COLUMN_ALIASES.get(c, c) for c in (h.strip().lower() for h in header)]
     if "loc" not in columns:
         raise InputError(
-            f"{fields.source}:1: the CSV header must name a 'loc' column (found: {', '.join(header)})"
+            f"{fields.source}:1: the CSV header must name a 'loc' column (or 'url', 'address') "
+            f"(found: {', '.join(header)})"
         )
-    unknown = [c for c in columns if c not in ("loc", *FIELDS)]
-    if unknown:
-        fields.bad_line(f"unknown column(s) {', '.join(unknown)} ignored", 1)
+    for column in columns:  # other columns are normal in exports; a near miss of a field is not
+        near = difflib.get_close_matches(column, FIELDS, n=1, cutoff=0.7)
+        if column not in ("loc", *FIELDS) and near:
+            fields.bad_line(f"column {column!r} is not read; did you mean {near[0]!r}?", 1, Severity.WARNING)
     loc_index = columns.index("loc")
     while True:
         try:
@@ -274,12 +286,16 @@ def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
         numbers.clear()
         if not row or all(not cell.strip() for cell in row):
             continue
-        if len(row) != len(columns):
+        if len(row) > len(columns):
             fields.bad_line(
                 f"{len(row)} cells where the header has {len(columns)}; the line is skipped", number
             )
             continue
-        values = {c: row[i] for i, c in enumerate(columns) if c in FIELDS}
+        if len(row) <= loc_index:
+            fields.bad_line("no cell for the 'loc' column; the line is skipped", number)
+            continue
+        # trailing optional cells left out, as many exports do: empty
+        values = {c: row[i] for i, c in enumerate(columns) if c in FIELDS and i < len(row)}
         yield TextRecord(
             row[loc_index].strip(),
             values.get("lastmod"),
@@ -288,6 +304,20 @@ def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
             fields.source,
             number,
         )
+
+
+_COLUMN_ALIASES = {"url": "loc", "address": "loc", "last modified": "lastmod", "last-modified": "lastmod"}
+"""CSV header names other tools export (Screaming Frog's `Address`, a plain `URL`) for sitemapkit's."""
+
+
+def _delimiter(header: str) -> str:
+    """The CSV delimiter, from the header line: `,` unless `;` or a TAB splits it and `,` does not (the
+    exports of spreadsheet programs in locales whose decimal mark is a comma use `;`)."""
+    counts = {d: header.count(d) for d in (",", ";", "\t")}
+    if counts[","]:
+        return ","
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
 
 
 _EXTENSIONS = ("images", "videos", "news", "alternates")
