@@ -577,3 +577,28 @@ def test_csv_exports_as_they_come(tmp_path: Path) -> None:
     assert f"<loc>{BASE}c</loc><lastmod>2024-01-03</lastmod>" in xml
     proc = run("generate", str(typo), "--base-url", BASE, "--out", str(out))
     assert "column 'lastmodified' is not read; did you mean 'lastmod'?" in proc.stderr
+
+
+def test_jsonl_drops_only_the_bad_extension_item_and_speaks_json(tmp_path: Path) -> None:
+    src = tmp_path / "urls.jsonl"
+    rows = [
+        {
+            "loc": f"{BASE}a",
+            "images": [{"loc": f"{BASE}1.png"}, {"loc": {"x": None}}, {"loc": f"{BASE}2.png"}],
+            "videos": [{"oops": True}],
+        },
+        {
+            "loc": f"{BASE}b",
+            "news": {"name": "X", "language": "en", "title": "t", "publication_date": "2024"},
+        },
+    ]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    xml = (out / "sitemap.xml").read_text()
+    assert f"<image:loc>{BASE}1.png</image:loc>" in xml and f"<image:loc>{BASE}2.png</image:loc>" in xml
+    assert 'images[1].loc: unexpected value {"x": null}; this image is dropped' in proc.stderr
+    assert "videos[0]: unknown field oops" in proc.stderr
+    assert "did you mean language -> publication_language, name -> publication_name?" in proc.stderr
+    assert "{'x': None}" not in proc.stderr

@@ -321,12 +321,14 @@ def _delimiter(header: str) -> str:
 
 
 _EXTENSIONS = ("images", "videos", "news", "alternates")
+_ITEM = {"images": "image", "videos": "video", "alternates": "alternate"}
 
 
 def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord | UrlEntry]:
     """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
-    `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; bad extension
-    data is reported and dropped, the URL kept. `sitemap` (where `parse` found the URL) is ignored."""
+    `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; a bad extension
+    item (one image, one video, one alternate, the news entry) is reported and dropped, the rest kept.
+    `sitemap` (where `parse` found the URL) is ignored."""
     warned: set[str] = set()
     for number, text in _lines(stream, fields):
         if not text.strip():
@@ -356,15 +358,33 @@ def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord | U
             yield record
             continue
         entry = entry_from_text(record, fields.report)
+        found: dict[str, Any] = {}
+        for key, value in extensions.items():  # each extension, and each item of a list, on its own
+            found[key] = _extension(entry.loc, key, value, fields, number)
+        yield dataclasses.replace(entry, **found)
+
+
+def _extension(loc: str, key: str, value: Any, fields: _Reporter, number: int) -> Any:
+    """One extension of a JSONL line (`images`, `videos`, `news`, `alternates`), read item by item: a bad
+    item is reported and dropped, the others kept (a bad value of the wrong kind drops the extension)."""
+    if key == "news" or not isinstance(value, list):
         try:
-            parsed = entry_from_dict({"loc": entry.loc, **extensions})
+            parsed = entry_from_dict({"loc": loc, key: value})
         except InputError as exc:
-            fields.bad_line(f"{exc}; the extensions of this line are dropped", number)
-            yield entry
+            what = "news entry of this line is" if key == "news" else f"{key} of this line are"
+            fields.bad_line(f"{exc}; the {what} dropped", number)
+            return None if key == "news" else ()
+        return getattr(parsed, key)
+    kept = []
+    for i, item in enumerate(value):
+        try:
+            parsed = entry_from_dict({"loc": loc, key: [item]})
+        except InputError as exc:
+            message = str(exc).replace(f"{key}[0]", f"{key}[{i}]")
+            fields.bad_line(f"{message}; this {_ITEM[key]} is dropped (the others are kept)", number)
             continue
-        yield dataclasses.replace(
-            entry, images=parsed.images, videos=parsed.videos, news=parsed.news, alternates=parsed.alternates
-        )
+        kept.append(getattr(parsed, key)[0])
+    return tuple(kept)
 
 
 _READERS = {"list": _read_list, "csv": _read_csv, "jsonl": _read_jsonl}
