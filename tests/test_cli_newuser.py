@@ -602,3 +602,29 @@ def test_jsonl_drops_only_the_bad_extension_item_and_speaks_json(tmp_path: Path)
     assert "videos[0]: unknown field oops" in proc.stderr
     assert "did you mean language -> publication_language, name -> publication_name?" in proc.stderr
     assert "{'x': None}" not in proc.stderr
+
+
+def test_an_rss_date_without_a_known_zone_is_reported_and_left_out(tmp_path: Path) -> None:
+    feed = tmp_path / "feed.xml"
+    items = [
+        ("a", "Tue, 10 Jun 2003 04:00:00 GMT"),
+        ("b", "05 Jan 17 13:34:55"),
+        ("c", "05 Jan 17 13:34:55 XYZ"),
+        ("d", "Tue, 10 Jun 2003 04:00:00 +1500"),
+    ]
+    feed.write_text(
+        '<?xml version="1.0"?>\n<rss version="2.0"><channel><title>t</title>\n'
+        + "".join(f"<item><link>{BASE}{n}</link><pubDate>{d}</pubDate></item>\n" for n, d in items)
+        + "</channel></rss>\n"
+    )
+    check = run("validate", str(feed), "--format", "json")
+    bad = [(d["code"], d["url"]) for d in json.loads(check.stdout)["diagnostics"]]
+    assert bad == [("invalid-date", f"{BASE}{n}") for n in "bcd"], bad
+    parsed = run("parse", str(feed), "--format", "jsonl")
+    lastmods = {row["loc"]: row["lastmod"] for row in map(json.loads, parsed.stdout.splitlines())}
+    assert lastmods == {
+        f"{BASE}a": "2003-06-10T04:00:00+00:00",
+        f"{BASE}b": None,
+        f"{BASE}c": None,
+        f"{BASE}d": None,
+    }
