@@ -628,3 +628,14 @@ def test_an_rss_date_without_a_known_zone_is_reported_and_left_out(tmp_path: Pat
         f"{BASE}c": None,
         f"{BASE}d": None,
     }
+
+
+def test_the_summary_speaks_plainly(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(f"{BASE}a\n")
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", BASE, "--out", str(out), "--gzip")
+    assert proc.returncode == 0, proc.stderr
+    size = (out / "sitemap.xml.gz").stat().st_size
+    assert f"sitemap.xml.gz  1 URL  {size:,} bytes gzipped, " in proc.stdout
+    assert "published 1 URL in 1 file; 0 rejected, 0 duplicates; 0 errors, 0 warnings" in proc.stdout

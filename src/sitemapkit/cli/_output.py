@@ -65,12 +65,12 @@ def progress(label: str) -> Iterator[Callable[[int], None] | None]:
         yield None
         return
     from rich.console import Console
-    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
-        MofNCompleteColumn(),
+        TextColumn("{task.completed:,.0f}"),  # 1,225,423 (the total is not known: no "/?")
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
@@ -81,6 +81,11 @@ def progress(label: str) -> Iterator[Callable[[int], None] | None]:
             bar.update(task, completed=count)
 
         yield update
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 URL`, `2 URLs`, `1,000 files`: the count with thousands separators and the word it takes."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"
 
 
 max_diagnostics_option = click.option(

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, json_failure, max_diagnostics_option, progress
+from sitemapkit.cli._output import (
+    DiagnosticPrinter,
+    json_failure,
+    max_diagnostics_option,
+    plural,
+    progress,
+)
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
@@ -308,25 +315,32 @@ def _print_summary(result: PublishResult) -> None:
     unchanged = set(result.unchanged)
     for f in result.files:
         note = "  (unchanged, not rewritten)" if f.path.name in unchanged else ""
-        click.echo(f"{f.path}  {f.urls:,} URLs  {f.bytes:,} bytes{note}")
+        size = plural(f.bytes, "byte")
+        if f.path.name.endswith(".gz"):  # the limit counts uncompressed bytes; the file on disk is smaller
+            with contextlib.suppress(OSError):
+                size = f"{plural(f.path.stat().st_size, 'byte')} gzipped, {f.bytes:,} uncompressed"
+        click.echo(f"{f.path}  {plural(f.urls, 'URL')}  {size}{note}")
     if result.index is not None:
-        click.echo(f"{result.index.path}  index of {len(result.files):,} sitemaps")
+        click.echo(f"{result.index.path}  index of {plural(len(result.files), 'sitemap')}")
     for stale in result.removed:
         click.echo(f"removed stale {stale}")
     click.echo(
-        f"published {result.urls:,} URLs in {len(result.files):,} file(s); "
-        f"{result.rejected:,} rejected, {result.duplicates:,} duplicates; "
-        f"{result.errors:,} errors, {result.warnings:,} warnings"
+        f"published {plural(result.urls, 'URL')} in {plural(len(result.files), 'file')}; "
+        f"{result.rejected:,} rejected, {plural(result.duplicates, 'duplicate')}; "
+        f"{plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}"
     )
     sources = result.sources or {}
     folder, logs, state = sources.get("folder") or {}, sources.get("logs") or {}, sources.get("state")
     if folder.get("pages") or folder.get("skipped"):
         skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(folder["skipped"].items())) or "none"
-        cached = f" ({folder['cached']:,} unchanged files not read again)" if folder.get("cached") else ""
-        click.echo(f"site folder: {folder['pages']:,} pages listed{cached}; skipped: {skipped}")
+        cached = (
+            f" ({plural(folder['cached'], 'unchanged file')} not read again)" if folder.get("cached") else ""
+        )
+        click.echo(f"site folder: {plural(folder['pages'], 'page')} listed{cached}; skipped: {skipped}")
     if logs.get("lines"):
         click.echo(
-            f"access logs: {logs['lines']:,} lines, {logs['pages']:,} pages, {logs['bad_lines']:,} bad lines"
+            f"access logs: {plural(logs['lines'], 'line')}, {plural(logs['pages'], 'page')}, "
+            f"{plural(logs['bad_lines'], 'bad line')}"
         )
     if state:
         click.echo(
