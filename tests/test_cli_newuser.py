@@ -639,3 +639,16 @@ def test_the_summary_speaks_plainly(tmp_path: Path) -> None:
     size = (out / "sitemap.xml.gz").stat().st_size
     assert f"sitemap.xml.gz  1 URL  {size:,} bytes gzipped, " in proc.stdout
     assert "published 1 URL in 1 file; 0 rejected, 0 duplicates; 0 errors, 0 warnings" in proc.stdout
+
+
+def test_ipv6_hosts_are_canonical_and_a_name_that_does_not_resolve_is_not_retried(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text("http://[0:0::1]:8080/c\nhttp://[::FFFF:1.2.3.4]:8080/d\n")
+    out = tmp_path / "out"
+    proc = run("generate", str(src), "--base-url", "http://[::1]:8080/", "--out", str(out))
+    assert proc.returncode == 0 and "[url-not-allowed]" in proc.stderr  # only the second host differs
+    assert locs(out / "sitemap.xml") == ["http://[::1]:8080/c"]
+    proc = run("validate", "https://no-such-host.invalid/sitemap.xml")
+    if "Temporary failure" in proc.stdout + proc.stderr:
+        pytest.skip("this machine's resolver cannot say that a name does not exist")
+    assert proc.returncode == 1 and "; 1 attempt)" in proc.stdout + proc.stderr
