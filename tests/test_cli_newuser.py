@@ -652,3 +652,32 @@ def test_ipv6_hosts_are_canonical_and_a_name_that_does_not_resolve_is_not_retrie
     if "Temporary failure" in proc.stdout + proc.stderr:
         pytest.skip("this machine's resolver cannot say that a name does not exist")
     assert proc.returncode == 1 and "; 1 attempt)" in proc.stdout + proc.stderr
+
+
+def test_build_stamps_and_cache_busting_queries_are_not_changes(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+
+    def build(stamp: str, version: str, text: str = "Hello") -> None:
+        body = f'<p>{text}</p><p>Last built: {stamp}</p><img src="/a.png?v={version}" alt="a">'
+        (site / "a.html").write_text(f"<html><head><title>t</title></head><body>{body}</body></html>")
+
+    out, state = tmp_path / "out", tmp_path / "s.db"
+    args = [
+        "generate",
+        "--dir",
+        str(site),
+        "--base-url",
+        BASE,
+        "--out",
+        str(out),
+        "--state",
+        str(state),
+        "--json",
+    ]
+    build("2026-12-01T10:00:00Z", "abc123")
+    assert run(*args).returncode == 0
+    build("2026-12-02T11:30:00Z", "def456")
+    assert json.loads(run(*args).stdout)["sources"]["state"]["changed"] == 0
+    build("2026-12-03T09:00:00Z", "0a1b2c", "Hello, edited")
+    assert json.loads(run(*args).stdout)["sources"]["state"]["changed"] == 1

@@ -51,6 +51,19 @@ DEFAULT_VOLATILE_SELECTORS: tuple[str, ...] = (
 )
 """Elements left out of `content_hash` by default (CSS selectors; see `css_to_xpath` for the subset)."""
 
+DEFAULT_VOLATILE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # a visible build stamp: "Last built: 2026-12-01T10:00:00Z", "Generated on 2026-12-01 10:00 +0100"
+    re.compile(
+        r"\b(?:last\s+)?(?:built|build(?:\s+time)?|generated|deployed|compiled)(?:\s+(?:on|at))?\s*:?\s*"
+        r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|UTC|[+-]\d{2}:?\d{2})?",
+        re.IGNORECASE,
+    ),
+    # a cache-busting query on a link or image: /a.png?v=abc123, /app.css?ver=3.1&x=1 (the parameter goes)
+    re.compile(r"(?<=[^\s\x1f])[?&](?:v|ver|version|hash|cb|rev|t|_)=[\w.-]{1,64}(?=[&\s\x1f\x1e]|$)"),
+)
+"""Text left out of `content_hash` by default (searched in the hashed text and attributes): build stamps
+and cache-busting query parameters, which change on every build without a change a reader would see."""
+
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.I)
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*>")
 _REFRESH_URL = re.compile(r"""^\s*\d*(?:\.\d*)?\s*[;,]?\s*(?:url\s*=\s*)?["']?([^"']*)["']?\s*$""", re.I)
@@ -341,8 +354,10 @@ def content_hash(
 
     Left out: the elements matched by `DEFAULT_VOLATILE_SELECTORS` (`<script>`, `<style>`, `<noscript>`,
     `<template>`, anything with `data-build-time`, `<meta name="generator">`, CSRF token fields) plus
-    `volatile_selectors`; comments; asset references and attributes such as `nonce` and `integrity`; and
-    whatever `volatile_patterns` (regular expressions) match in the hashed text, e.g. `r"Built at \\S+"`.
+    `volatile_selectors`; comments; asset references and attributes such as `nonce` and `integrity`; what
+    `DEFAULT_VOLATILE_PATTERNS` match (a visible build stamp such as `Last built: 2026-12-01T10:00:00Z`, a
+    cache-busting query such as `?v=abc123`); and whatever `volatile_patterns` (regular expressions) match
+    in the hashed text, e.g. `r"Built at \\S+"`.
 
     Raises `PageError` when the bytes are not an HTML page.
     """
@@ -357,7 +372,7 @@ def hash_tree(root: Any, selectors: tuple[str, ...], patterns: tuple[re.Pattern[
     texts = filter(None, map(" ".join, map(str.split, _select(_TEXT, root))))
     attrs = map(" ".join, map(str.split, _hashed_attrs(root)))
     blob = "\x1f".join(texts) + "\x1e" + "\x1f".join(attrs)
-    for pattern in patterns:
+    for pattern in (*DEFAULT_VOLATILE_PATTERNS, *patterns):
         blob = pattern.sub("", blob)
     return hashlib.blake2b(blob.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 

@@ -74,6 +74,7 @@ from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.model import Alternate, Image, Lastmod, UrlEntry
 from sitemapkit.core.page import (
+    DEFAULT_VOLATILE_PATTERNS,
     DEFAULT_VOLATILE_SELECTORS,
     Note,
     PageError,
@@ -414,6 +415,7 @@ def _fingerprint(
         clean_urls,
         images,
         DEFAULT_VOLATILE_SELECTORS,
+        [p.pattern for p in DEFAULT_VOLATILE_PATTERNS],
         selectors,
         [[p.pattern, p.flags] for p in patterns],
         max_page_bytes,
