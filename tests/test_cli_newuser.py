@@ -681,3 +681,11 @@ def test_build_stamps_and_cache_busting_queries_are_not_changes(tmp_path: Path) 
     assert json.loads(run(*args).stdout)["sources"]["state"]["changed"] == 0
     build("2026-12-03T09:00:00Z", "0a1b2c", "Hello, edited")
     assert json.loads(run(*args).stdout)["sources"]["state"]["changed"] == 1
+
+
+def test_build_names_the_config_file_as_given(tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text('base_url = "https://example.com/"\n[output]\ndir = 5\n')
+    (tmp_path / "broken.toml").write_text("base_url = \n")
+    for name in ("bad.toml", "broken.toml"):
+        proc = run("build", name, cwd=tmp_path)
+        assert proc.returncode == 1 and proc.stderr.startswith(f"error: {name}:"), proc.stderr

@@ -168,9 +168,9 @@ class _Reader:
     """Checks one parsed file, naming file, line and key in every error."""
 
     def __init__(self, path: Path, text: str) -> None:
-        self.path = path
+        self.path = path  # as given: errors name the file as every other message does
         self.lines = _key_lines(text)
-        self.folder = path.parent
+        self.folder = path.resolve().parent
 
     def where(self, key: Key) -> str:
         for n in range(len(key), 0, -1):
@@ -300,7 +300,7 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> BuildConfig:
             message = message[: m.start()].strip()
             raise ConfigError(f"{file}:{m.group(1)}:{m.group(2)}: invalid TOML: {message}") from None
         raise ConfigError(f"{file}: invalid TOML: {message}") from None
-    return _read(_Reader(file.resolve(), text), data)
+    return _read(_Reader(file, text), data)
 
 
 _TOP = (
@@ -413,7 +413,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         raise r.fail(("state",), "must be a path, or false for no state file")
     robots = r.get(data, ("robots",), str, None)
     config = BuildConfig(
-        path=r.path,
+        path=r.path.resolve(),
         base_url=base_url,
         output=out,
         lists=tuple(lists),
