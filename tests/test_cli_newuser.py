@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from sitemapkit.cli import main
 from tests.helpers import locs, published
+from tests.localserver import LocalServer
 
 BASE = "https://example.com/"
 
@@ -689,3 +690,19 @@ def test_build_names_the_config_file_as_given(tmp_path: Path) -> None:
     for name in ("bad.toml", "broken.toml"):
         proc = run("build", name, cwd=tmp_path)
         assert proc.returncode == 1 and proc.stderr.startswith(f"error: {name}:"), proc.stderr
+
+
+def test_parse_sitemaps_shows_the_size_of_robots_txt(server: LocalServer) -> None:
+    sitemap = server.route(
+        "/s.xml",
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{server.url('/a')}</loc></url></urlset>\n",
+    )
+    robots = f"User-agent: *\nDisallow:\nSitemap: {sitemap}\n"
+    server.route("/robots.txt", robots, content_type="text/plain")
+    result = CliRunner().invoke(main, ["parse", server.url("/"), "--sitemaps"])
+    assert result.exit_code == 0, result.output
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"{server.url('/robots.txt')}  robots  200  1 sitemap  {len(robots):,} bytes"), (
+        first
+    )

@@ -278,7 +278,9 @@ class _Walk:
         if found.via == "well-known":
             self.root = SitemapNode(src.location, kind="site")
         else:
-            self.root = SitemapNode(found.robots_url, kind="robots", status=found.robots_status)
+            self.root = SitemapNode(
+                found.robots_url, kind="robots", status=found.robots_status, bytes=found.robots_bytes
+            )
         if not found.sitemaps:
             robots = (
                 f"robots.txt could not be fetched ({found.error})"
