@@ -155,24 +155,29 @@ def test_an_unreadable_subfolder_is_reported_and_its_pages_are_not_recorded_as_r
     site = root / "pub"
     (site / "sub").mkdir(parents=True)
     (site / "a.html").write_text(page("a"))
+    (site / "c.html").write_text(page("c"))
     (site / "sub" / "b.html").write_text(page("b"))
     _chown_tree(root, user)
     args = ("generate", "--dir", "pub", "--base-url", BASE, "--out", "out", "--state", "s.db", "--json")
     first = run(*args, cwd=root, user=user)
     assert first.returncode == 0, first.stderr
     (site / "sub").chmod(0)
+    (site / "c.html").chmod(0)
     second = run(*args, cwd=root, user=user)
     (site / "sub").chmod(0o755)
+    (site / "c.html").chmod(0o644)
     assert second.returncode == 0, second.stderr
     summary = json.loads(second.stdout)
-    [problem] = summary["diagnostics"]
-    assert problem["code"] == "page-unreadable" and problem["source"].endswith("pub/sub")
-    assert problem["message"].startswith("the folder cannot be read (Permission denied)")
+    problems = sorted((d["source"].rsplit("/", 1)[-1], d["message"]) for d in summary["diagnostics"])
+    assert [p[0] for p in problems] == ["c.html", "sub"]
+    assert all(d["code"] == "page-unreadable" for d in summary["diagnostics"])
+    assert problems[0][1].startswith("cannot be read (Permission denied)")
+    assert problems[1][1].startswith("the folder cannot be read (Permission denied)")
     assert summary["sources"]["state"]["removed"] == 0
-    assert summary["totals"]["errors"] == 1
+    assert summary["totals"]["errors"] == 2
     assert locs(root / "out" / "sitemap.xml") == [f"{BASE}a.html"]
     diff = run("diff", "--state", "s.db", cwd=root, user=user)
-    assert "sub/b.html" not in diff.stdout, diff.stdout
+    assert "sub/b.html" not in diff.stdout and "c.html" not in diff.stdout, diff.stdout
 
 
 def test_include_adds_to_the_html_pages(tmp_path: Path) -> None:
