@@ -171,12 +171,13 @@ class Diagnostic:
     url: str | None = None
 
     def __post_init__(self) -> None:
-        for name, limit in (("message", MAX_ECHO), ("source", MAX_ECHO), ("url", 4 * MAX_ECHO)):
-            text = getattr(self, name)
-            if text is not None and (len(text) > limit or not text.isascii()):
-                shown = printable(text, limit)
-                if shown is not text:
-                    object.__setattr__(self, name, shown)
+        message, source, url = self.message, self.source, self.url  # the common case: short ASCII texts
+        if len(message) > MAX_ECHO or not message.isascii():
+            object.__setattr__(self, "message", printable(message))
+        if source is not None and (len(source) > MAX_ECHO or not source.isascii()):
+            object.__setattr__(self, "source", printable(source))
+        if url is not None and (len(url) > 4 * MAX_ECHO or not url.isascii()):
+            object.__setattr__(self, "url", printable(url, 4 * MAX_ECHO))
 
     @classmethod
     def make(
