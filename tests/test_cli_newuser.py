@@ -711,3 +711,19 @@ def test_parse_sitemaps_shows_the_size_of_robots_txt(server: LocalServer) -> Non
     assert first.startswith(f"{server.url('/robots.txt')}  robots  200  1 sitemap  {len(robots):,} bytes"), (
         first
     )
+
+
+def test_filters_and_defaults_have_a_command_line_form(tmp_path: Path) -> None:
+    src = tmp_path / "urls.txt"
+    src.write_text(f"{BASE}blog/a\n{BASE}about\n{BASE}blog/b\t\tdaily\n")
+    out = tmp_path / "out"
+    args = ["generate", str(src), "--base-url", BASE, "--out", str(out), "--only", "/blog/*"]
+    proc = run(*args, "--only", "/x/*", "--default", "/blog/*=weekly,0.6")
+    assert proc.returncode == 0, proc.stderr
+    xml = (out / "sitemap.xml").read_text()
+    assert f"<loc>{BASE}blog/a</loc><changefreq>weekly</changefreq><priority>0.6</priority>" in xml
+    assert f"<loc>{BASE}blog/b</loc><changefreq>daily</changefreq><priority>0.6</priority>" in xml
+    assert "about" not in xml
+    assert proc.stderr.strip() == "warning: --only '/x/*' matched no URL (patterns match URL paths)"
+    proc = run(*args, "--default", "/blog/*=often")
+    assert proc.returncode == 2 and "changefreq must be one of" in proc.stderr

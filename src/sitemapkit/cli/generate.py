@@ -19,7 +19,7 @@ from sitemapkit.cli._output import (
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
-from sitemapkit.generator.rules import UrlRules
+from sitemapkit.generator.rules import Default, UrlRules, compile_pattern
 from sitemapkit.generator.run import FolderSource, LogSource, folder_include
 from sitemapkit.generator.run import generate as run_generate
 from sitemapkit.generator.sources.logs import DEFAULT_EXCLUDED_AGENTS
@@ -89,6 +89,20 @@ if TYPE_CHECKING:
     metavar="PATTERN",
     help="Leave out URLs whose path (and ?query) matches: a glob from '/' ('/drafts/*', '*.pdf'; '*' "
     "crosses '/') or 're:' and a regular expression. For every source. Repeatable.",
+)
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="PATTERN",
+    help="Keep only URLs whose path matches one of these patterns (as --exclude). Repeatable.",
+)
+@click.option(
+    "--default",
+    "default_values",
+    multiple=True,
+    metavar="PATTERN=CHANGEFREQ,PRIORITY",
+    help="Fill in changefreq and/or priority where a source gives none, for URLs matching PATTERN "
+    "('/blog/*=weekly,0.6'); the first match wins. Repeatable.",
 )
 @click.option("--images", is_flag=True, help="With --dir: list each page's <img> as image entries.")
 @click.option("--explain", is_flag=True, help="With --dir: say on stderr which pages were skipped and why.")
@@ -164,6 +178,8 @@ def generate(
     clean_urls: bool,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    only: tuple[str, ...],
+    default_values: tuple[str, ...],
     images: bool,
     explain: bool,
     volatile: tuple[str, ...],
@@ -195,14 +211,14 @@ def generate(
     """
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     _warn_unused_options(click.get_current_context(), bool(site_dir), bool(log_files))
-    if name.endswith(
-        (".xml", ".xml.gz")
-    ):  # --name sitemap.xml means the prefix "sitemap", not sitemap.xml.xml
+    # --name sitemap.xml means the prefix "sitemap", not sitemap.xml.xml
+    if name.endswith((".xml", ".xml.gz")):
         name = name.removesuffix(".gz").removesuffix(".xml")
     try:
-        rules = UrlRules(exclude=exclude) if exclude else None
+        defaults = tuple(_default(d) for d in default_values)
+        rules = UrlRules(only, exclude, defaults) if only or exclude or defaults else None
     except UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint="--exclude") from None
+        raise click.UsageError(str(exc)) from None
     try:
         with progress("URLs read") as on_progress:
             result = run_generate(
@@ -258,8 +274,25 @@ def generate(
     except (InputError, PublishError) as exc:
         fail(printer, str(exc), as_json)
     report(printer, result, as_json)
-    for _, pattern in rules.unmatched() if rules is not None else ():
-        click.echo(f"warning: --exclude {pattern!r} matched no URL (patterns match URL paths)", err=True)
+    for kind, pattern in rules.unmatched() if rules is not None else ():
+        option = "--only" if kind == "include" else "--exclude"
+        click.echo(f"warning: {option} {pattern!r} matched no URL (patterns match URL paths)", err=True)
+
+
+def _default(text: str) -> Default:
+    """`--default '/blog/*=weekly,0.6'`: a pattern, then a changefreq and/or a priority."""
+    pattern, eq, values = text.rpartition("=")
+    if not eq or not pattern:
+        raise UsageError(f"--default {text!r}: write PATTERN=CHANGEFREQ,PRIORITY, e.g. '/blog/*=weekly,0.6'")
+    changefreq: str | None = None
+    priority: float | None = None
+    for value in filter(None, (v.strip() for v in values.split(","))):
+        try:
+            priority = float(value)
+        except ValueError:
+            changefreq = value.lower()
+    compile_pattern(pattern)
+    return Default(pattern, changefreq, priority)
 
 
 _FOLDER_OPTIONS = ("clean_urls", "include", "images", "explain", "volatile", "volatile_regex")
