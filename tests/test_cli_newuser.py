@@ -727,3 +727,21 @@ def test_filters_and_defaults_have_a_command_line_form(tmp_path: Path) -> None:
     assert proc.stderr.strip() == "warning: --only '/x/*' matched no URL (patterns match URL paths)"
     proc = run(*args, "--default", "/blog/*=often")
     assert proc.returncode == 2 and "changefreq must be one of" in proc.stderr
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_the_download_cap_is_reported_once(server: LocalServer, gz: bool) -> None:
+    import gzip as gzip_module
+
+    body = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        + "".join(f"<url><loc>https://example.com/{i}</loc></url>\n" for i in range(5000))
+        + "</urlset>\n"
+    ).encode()
+    if gz:
+        body = gzip_module.compress(body, compresslevel=0)  # stored: the cap cuts the gzip stream too
+    url = server.route("/big.xml.gz" if gz else "/big.xml", body)
+    result = CliRunner().invoke(main, ["parse", url, "--max-download", "20000"])
+    assert result.exit_code == 0, result.stderr
+    codes = [line.split("[", 1)[1].split("]", 1)[0] for line in result.stderr.splitlines() if "[" in line]
+    assert codes == ["download-too-large"], result.stderr
