@@ -53,7 +53,7 @@ def test_jsonl_is_the_default_and_problems_go_to_stderr(server: LocalServer) -> 
     assert rows[1]["changefreq"] is None
     assert f"{server.url('/a.xml')}:4: error [invalid-value]" in result.stderr
     assert f"{server.url('/gone.xml')}: error [http-error] HTTP 404" in result.stderr
-    assert "2 URLs from 2 sitemap(s); 2 errors, 0 warnings" in result.stderr
+    assert "2 URLs from 2 sitemaps; 2 errors, 0 warnings" in result.stderr
     assert "\x1b[" not in result.stderr  # no progress display or colour when not a terminal
 
 

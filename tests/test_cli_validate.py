@@ -71,7 +71,14 @@ def test_max_errors_caps_what_is_printed_not_what_is_counted(tmp_path: Path) -> 
     )
     data = json.loads(run(str(path), "--url", PUBLIC, "--format", "json", "--max-errors", "0")[1])
     assert data["diagnostics"] == []
-    assert data["summary"] == {"files": 1, "urls": 4, "errors": 2, "warnings": 1, "not_shown": 3}
+    assert data["summary"] == {
+        "files": 1,
+        "urls": 4,
+        "errors": 2,
+        "warnings": 1,
+        "codes": {"duplicate-url": 1, "invalid-url": 1, "url-not-allowed": 1},
+        "not_shown": 3,
+    }
 
 
 def test_json_output(tmp_path: Path) -> None:
@@ -87,7 +94,14 @@ def test_json_output(tmp_path: Path) -> None:
     first = data["diagnostics"][0]
     assert set(first) == {"code", "severity", "message", "source", "line", "column", "url", "excerpt"}
     assert first["source"] == str(path) and first["url"] == "/relative"
-    assert data["summary"] == {"files": 1, "urls": 4, "errors": 1, "warnings": 1, "not_shown": 0}
+    assert data["summary"] == {
+        "files": 1,
+        "urls": 4,
+        "errors": 1,
+        "warnings": 1,
+        "codes": {"duplicate-url": 1, "invalid-url": 1},
+        "not_shown": 0,
+    }
     assert len(data["notes"]) == 1 and "--url" in data["notes"][0]
     assert data["files"][0]["kind"] == "urlset"
 

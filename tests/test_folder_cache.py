@@ -367,7 +367,7 @@ def test_walk_keys_ascend_in_walk_order(tmp_path: Path) -> None:
     if sys.platform.startswith("linux"):  # names that are not UTF-8 (kept as surrogates by Python)
         write(tmp_path, os.fsdecode(b"\xff\xfe.html"), "x")
         write(tmp_path, os.fsdecode(b"caf\xe9/index.html"), "x")
-    walked = list(_walk(str(tmp_path), lambda *a: None))
+    walked = list(_walk(str(tmp_path), lambda *a: None, lambda *a: None))
     assert sorted(rel for _, rel, _, _ in walked) == sorted(
         [
             *files,

@@ -67,7 +67,7 @@ def test_state_store_keeps_lastmod_until_content_changes(tmp_path: Path) -> None
     first = generate([], out, BASE, folder=FolderSource(site), state=state)
     assert first.sources is not None and first.sources["state"]["added"] == 2
     before = lastmods(out / "sitemap.xml")
-    assert all(v is not None for v in before.values())
+    assert all(v is None for v in before.values())  # the first run has no history: no lastmod invented
     time.sleep(1.1)  # a later second, so a new lastmod would differ
     # a rebuild that only touches the files changes nothing
     for p in site.rglob("*.html"):
@@ -78,7 +78,7 @@ def test_state_store_keeps_lastmod_until_content_changes(tmp_path: Path) -> None
     (site / "docs" / "index.html").write_text(page("Docs", "<p>Read me, now with more</p>"))
     third = generate([], out, BASE, folder=FolderSource(site), state=state)
     after = lastmods(out / "sitemap.xml")
-    assert after[BASE] == before[BASE] and after[BASE + "docs/"] != before[BASE + "docs/"]
+    assert after[BASE] == before[BASE] and after[BASE + "docs/"] is not None
     assert third.sources is not None and third.sources["state"]["changed"] == 1
 
 

@@ -31,9 +31,10 @@ urls = paths.map(lambda p: BASE + p)
 tz = st.sampled_from(
     [dt.UTC, dt.timezone(dt.timedelta(hours=2)), dt.timezone(-dt.timedelta(hours=5, minutes=30))]
 )
-datetimes = st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2030, 1, 1), timezones=tz)
+# before NOW: the writer leaves a future lastmod out (future-date)
+datetimes = st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2026, 11, 1), timezones=tz)
 lastmods = st.one_of(
-    st.none(), st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2030, 1, 1)), datetimes
+    st.none(), st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2026, 11, 1)), datetimes
 )
 tenths = st.integers(0, 10).map(lambda i: i / 10)
 images = st.builds(Image, urls)

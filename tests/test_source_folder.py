@@ -318,7 +318,8 @@ def test_bad_alternate_and_image_urls_are_warnings(tmp_path: Path) -> None:
 def test_nothing_is_read_until_iterated(tmp_path: Path) -> None:
     seen: list[Diagnostic] = []
     it = scan_folder(tmp_path / "missing", BASE, report=seen.append)
-    assert list(it) == [] and seen == []
+    assert seen == []
+    assert list(it) == [] and [d.code for d in seen] == ["page-unreadable"]  # a folder it cannot list
 
 
 # --------------------------------------------------------------------------------------------- hashes

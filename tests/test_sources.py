@@ -31,7 +31,7 @@ def test_url_list_with_positional_and_keyed_fields(tmp_path: Path) -> None:
         "https://example.com/e f g\n".encode()
     )
     entries, diags = read(f)
-    assert diags == []
+    assert [(d.code, d.severity, d.line) for d in diags] == [("bad-line", "warning", 7)]  # raw spaces
     assert [(e.loc, e.line) for e in entries] == [
         ("https://example.com/a", 3),
         ("https://example.com/b", 4),
@@ -73,18 +73,22 @@ def test_undecodable_line_is_reported_and_skipped(tmp_path: Path) -> None:
 
 def test_csv_with_header(tmp_path: Path) -> None:
     f = tmp_path / "pages.csv"
-    f.write_text('Loc,priority,extra\n"https://example.com/a,b",0.5,x\n\nhttps://example.com/c,,y\nshort\n')
+    f.write_text(
+        'Loc,priority,extra\n"https://example.com/a,b",0.5,x\n\nhttps://example.com/c,,y\n'
+        "https://example.com/short\nhttps://example.com/long,0.1,x,y\n"
+    )
     entries, diags = read(f)
     assert [(e.loc, e.priority, e.line) for e in entries] == [
         ("https://example.com/a,b", 0.5, 2),
         ("https://example.com/c", None, 4),
+        ("https://example.com/short", None, 5),  # trailing cells left out: normal in exports
     ]
-    assert [(d.code, d.line) for d in diags] == [("bad-line", 1), ("bad-line", 5)]
+    assert [(d.code, d.line) for d in diags] == [("bad-line", 6)]  # an extra column is no problem
 
 
 def test_csv_without_loc_column_is_an_input_error(tmp_path: Path) -> None:
     f = tmp_path / "pages.csv"
-    f.write_text("url,lastmod\nhttps://example.com/,2024-01-01\n")
+    f.write_text("link,lastmod\nhttps://example.com/,2024-01-01\n")
     with pytest.raises(InputError, match=r"pages\.csv:1: .*'loc'"):
         read(f)
 

@@ -26,6 +26,7 @@ T1 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 T2 = dt.datetime(2024, 2, 1, tzinfo=dt.UTC)
 T3 = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
 T4 = dt.datetime(2024, 4, 1, tzinfo=dt.UTC)
+T0 = dt.datetime(2023, 12, 1, tzinfo=dt.UTC)
 U = "https://example.com/"
 
 
@@ -50,28 +51,30 @@ def build(path: Path, now: dt.datetime, pages: dict[str, str | None], **kw: Any)
 
 def test_content_lastmod_stable_across_unchanged_reruns_and_moves_on_hash_change(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    assert build(db, T1, {"a": "h1", "b": "h1"}) == {"a": T1, "b": T1}
-    assert build(db, T2, {"a": "h1", "b": "h1"}) == {"a": T1, "b": T1}
-    assert build(db, T3, {"a": "h2", "b": "h1"}) == {"a": T3, "b": T1}
-    assert build(db, T4, {"a": "h2", "b": "h1"}) == {"a": T3, "b": T1}
+    # the first run has no history: nothing says the pages changed now, so no lastmod is invented
+    assert build(db, T1, {"a": "h1", "b": "h1"}) == {"a": None, "b": None}
+    assert build(db, T2, {"a": "h1", "b": "h1"}) == {"a": None, "b": None}
+    assert build(db, T3, {"a": "h2", "b": "h1", "c": "h1"}) == {"a": T3, "b": None, "c": T3}
+    assert build(db, T4, {"a": "h2", "b": "h1", "c": "h1"}) == {"a": T3, "b": None, "c": T3}
     with StateStore(db) as store:
         runs = store.runs()
         assert [(r.added, r.changed, r.unchanged, r.removed) for r in runs] == [
             (2, 0, 0, 0),
             (0, 0, 2, 0),
-            (0, 1, 1, 0),
-            (0, 0, 2, 0),
+            (1, 1, 1, 0),
+            (0, 0, 3, 0),
         ]
         assert store.diff().empty
         changed = store.diff(since_run=2)
-        assert [c.url for c in changed.changed] == [U + "a"] and not changed.added
+        assert [c.url for c in changed.changed] == [U + "a"] and [c.url for c in changed.added] == [U + "c"]
         assert store.lastmod(U + "a") == T3
-        assert len(store) == 2
+        assert len(store) == 3
 
 
 def test_touched_but_unchanged_files_change_nothing(tmp_path: Path) -> None:
     """Same content, a new mtime (a rebuild touched the file): content mode ignores the mtime."""
     db = tmp_path / "state.db"
+    build(db, T0, {})  # history: a new page gets the run's time
     with StateStore(db) as store, store.run(now=T1) as run:
         assert run.observe(U, content_hash="h", mtime=1_700_000_000.5) == T1
     before = dump(db)["urls"]
@@ -91,13 +94,14 @@ def test_content_mode_with_source_lastmod(tmp_path: Path) -> None:
     with StateStore(db) as store:
         with store.run(now=T1) as run:
             assert run.observe(U + "new", content_hash="h", source_lastmod=src) == src  # new: the source
-            assert run.observe(U + "plain", content_hash="h") == T1  # new, no source: now
-            assert run.observe(U + "nohash", content_hash=None) == T1
+            assert run.observe(U + "plain", content_hash="h") is None  # new in the first run, no source: none
+            assert run.observe(U + "nohash", content_hash=None) is None
         with store.run(now=T2) as run:
+            assert run.observe(U + "late", content_hash="h") == T2  # new after the first run: now
             # unchanged content: the stored lastmod even though the source moved
             assert run.observe(U + "new", content_hash="h", source_lastmod=dt.date(2023, 7, 1)) == src
             # a None hash is "unknown": nothing changes
-            assert run.observe(U + "nohash", content_hash=None) == T1
+            assert run.observe(U + "nohash", content_hash=None) is None
             # changed content, the source is newer than stored: the source
             later = dt.datetime(2024, 1, 15, tzinfo=dt.UTC)
             assert run.observe(U + "plain", content_hash="h2", source_lastmod=later) == later
@@ -120,7 +124,7 @@ def test_removed_and_revived_urls(tmp_path: Path) -> None:
         assert len(store) == 1
         assert dump(db)["urls"][1][8:] == (2, "2024-02-01T00:00:00+00:00")
     # back with the same content: revived, keeps its lastmod; with new content it would move
-    assert build(db, T3, {"a": "h", "b": "h"}) == {"a": T1, "b": T1}
+    assert build(db, T3, {"a": "h", "b": "h"}) == {"a": None, "b": None}  # the first run gave none
     with StateStore(db) as store:
         last = store.last_run()
         assert last is not None and (last.added, last.revived, last.unchanged) == (1, 1, 1)
@@ -136,6 +140,7 @@ def test_removed_and_revived_urls(tmp_path: Path) -> None:
 
 def test_duplicates_in_a_run_count_once_and_batches_see_pending_rows(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
+    build(db, T0, {})  # history: a new page gets the run's time
     with StateStore(db) as store:
         with store.run(now=T1, batch_size=2) as run:
             for i in range(5):
@@ -194,6 +199,7 @@ def test_source_and_git_modes(tmp_path: Path) -> None:
 
 def test_exception_inside_a_run_leaves_the_db_exactly_as_before(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
+    build(db, T0, {})  # history: new pages get the run's time
     build(db, T1, {"a": "h", "b": "h"})
     before = dump(db)
     with StateStore(db) as store:
@@ -207,7 +213,7 @@ def test_exception_inside_a_run_leaves_the_db_exactly_as_before(tmp_path: Path) 
         # the store is usable afterwards
         with store.run(now=T3) as run:
             run.observe(U + "a", content_hash="h")
-        assert [r.id for r in store.runs()] == [1, 2]
+        assert [r.id for r in store.runs()] == [1, 2, 3]
 
 
 def test_failed_publish_leaves_the_store_as_before(tmp_path: Path) -> None:
@@ -235,6 +241,7 @@ def test_failed_publish_leaves_the_store_as_before(tmp_path: Path) -> None:
 def test_publish_sees_the_finalized_but_uncommitted_run(tmp_path: Path) -> None:
     """Another reader does not see the run while publishing (the transaction is not committed yet)."""
     db = tmp_path / "state.db"
+    build(db, T0, {})  # history: new pages get the run's time
     build(db, T1, {"a": "h"})
     seen: list[Any] = []
     with StateStore(db) as store, store.run(now=T2) as run:
@@ -262,6 +269,7 @@ CRASHER = textwrap.dedent(
 
 def test_killed_process_mid_run_leaves_the_db_as_before_and_lock_is_reported(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
+    build(db, T0, {})  # history: new pages get the run's time
     build(db, T1, {str(i): "old" for i in range(0, 5000, 7)})
     before = dump(db)
     proc = subprocess.Popen(
@@ -279,7 +287,7 @@ def test_killed_process_mid_run_leaves_the_db_as_before_and_lock_is_reported(tmp
     assert dump(db) == before
     with StateStore(db) as store:
         assert store.lastmod(U + "7") == T1
-        assert [r.id for r in store.runs()] == [1]
+        assert [r.id for r in store.runs()] == [1, 2]
 
 
 # -- marks ---------------------------------------------------------------------------------------------
@@ -314,6 +322,7 @@ def test_schema_version_and_migrations(tmp_path: Path, monkeypatch: pytest.Monke
     # a file written by the first release (schema version 1)...
     monkeypatch.setattr(state, "MIGRATIONS", {1: state.MIGRATIONS[1]})
     monkeypatch.setattr(state, "SCHEMA_VERSION", 1)
+    build(db, T0, {})
     build(db, T1, {"a": "h"})
     with StateStore(db) as store:
         assert store.schema_version == 1

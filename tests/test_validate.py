@@ -236,6 +236,7 @@ def test_counts_are_exact_when_few_diagnostics_are_kept(tmp_path: Path) -> None:
         "urls": 50,
         "errors": 30,
         "warnings": 19,
+        "codes": {"duplicate-url": 19, "invalid-url": 30},
         "not_shown": 46,
     }
 

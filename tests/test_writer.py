@@ -51,8 +51,11 @@ def test_rolls_over_at_max_urls_and_writes_index(tmp_path: Path) -> None:
 def test_index_modes(tmp_path: Path) -> None:
     write(tmp_path / "a", [BASE], index="always")
     assert published(tmp_path / "a") == ["sitemap-1.xml", "sitemap.xml"]
-    write(tmp_path / "b", [f"{BASE}{i}" for i in range(3)], index="never", max_urls=2)
-    assert published(tmp_path / "b") == ["sitemap-1.xml", "sitemap-2.xml"]
+    write(tmp_path / "b", [f"{BASE}{i}" for i in range(2)], index="never", max_urls=2)
+    assert published(tmp_path / "b") == ["sitemap.xml"]
+    with pytest.raises(PublishError, match="need 2 files, but without an index only one"):
+        write(tmp_path / "c", [f"{BASE}{i}" for i in range(3)], index="never", max_urls=2)
+    assert published(tmp_path / "c") == []  # several files without an index would go unannounced
 
 
 def exact_size(entries: list[UrlEntry]) -> int:

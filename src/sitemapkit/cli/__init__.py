@@ -34,6 +34,21 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; Ctrl-C ends every command the same way: one line, exit 130 (128 + SIGINT),
+        not click's `Aborted!` and 1, so a script tells an interrupt from a failure."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            name = ctx.invoked_subcommand or ctx.info_name or "sitemapkit"
+            done = "; nothing was published" if name in _PUBLISHING else ""
+            click.echo(f"sitemapkit {name}: interrupted{done}", err=True)
+            raise click.exceptions.Exit(130) from None
+
+
+_PUBLISHING = frozenset({"build", "generate", "robots"})
+"""Commands that publish files all at once at the end (an interrupt leaves the output as it was)."""
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sitemapkit")

@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import click
 
-from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
 
 
 class DiagnosticPrinter:
-    """Prints diagnostics to stderr as they come, up to `limit`; counts the rest."""
+    """Prints diagnostics to stderr as they come, up to `limit`; counts the rest. `quiet` (for `--json`)
+    prints none but keeps them (up to `keep`) for the JSON a failing run prints (`json_failure`)."""
 
-    def __init__(self, limit: int | None = 100, quiet: bool = False) -> None:
+    def __init__(self, limit: int | None = 100, quiet: bool = False, keep: int = 10_000) -> None:
         self.limit = limit
         self.quiet = quiet
         self.printed = 0
         self.hidden = 0
         self.color = sys.stderr.isatty()
+        self.log = DiagnosticLog(keep=keep if quiet else 0)
 
     def __call__(self, diagnostic: Diagnostic) -> None:
+        self.log.add(diagnostic)
         if self.quiet or (self.limit is not None and self.printed >= self.limit):
             self.hidden += 1
             return
@@ -37,6 +42,22 @@ class DiagnosticPrinter:
             click.echo(f"... and {self.hidden:,} more diagnostics not shown", err=True)
 
 
+def json_failure(printer: DiagnosticPrinter | None, message: str, **fields: Any) -> None:
+    """Print on stdout the JSON summary of a run that failed: `ok: false`, the `error`, the counts and the
+    diagnostics so far, and `fields` (the keys a successful run's summary has, empty), so a script that
+    reads `--json` always gets a line and a reason."""
+    log = printer.log if printer is not None else DiagnosticLog()
+    data = {
+        **fields,
+        "ok": False,
+        "error": message,
+        "errors": log.errors,
+        "warnings": log.warnings,
+        "diagnostics": [d.to_dict() for d in log],
+    }
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
 @contextmanager
 def progress(label: str) -> Iterator[Callable[[int], None] | None]:
     """A live counter on stderr when it is a terminal; None (no output at all) when piped."""
@@ -44,12 +65,12 @@ def progress(label: str) -> Iterator[Callable[[int], None] | None]:
         yield None
         return
     from rich.console import Console
-    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
-        MofNCompleteColumn(),
+        TextColumn("{task.completed:,.0f}"),  # 1,225,423 (the total is not known: no "/?")
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
@@ -60,6 +81,11 @@ def progress(label: str) -> Iterator[Callable[[int], None] | None]:
             bar.update(task, completed=count)
 
         yield update
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 URL`, `2 URLs`, `1,000 files`: the count with thousands separators and the word it takes."""
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"
 
 
 max_diagnostics_option = click.option(

@@ -3,8 +3,6 @@ declares."""
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
@@ -61,11 +59,11 @@ def build(
       sitemapkit build config.xml --replace-existing
       sitemapkit build --print-toml config.xml > sitemapkit.toml
     """
+    printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     try:
         settings = load_any(config)
     except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+        fail(printer, str(exc), as_json)
     if print_toml:
         click.echo(to_toml(settings), nl=False)
         return
@@ -74,7 +72,6 @@ def build(
         return
     for note in settings.notes:
         click.echo(f"note: {note}", err=True)
-    printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     try:
         with progress("URLs read") as on_progress:
             options = {"replace_existing": True} if replace_existing else {}
@@ -86,7 +83,7 @@ def build(
                 **options,
             )
     except UsageError as exc:  # a value the file checks could not see
-        fail(printer, f"{config}: {exc}")
+        fail(printer, f"{config}: {exc}", as_json)
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc))
+        fail(printer, str(exc), as_json)
     report(printer, result, as_json)

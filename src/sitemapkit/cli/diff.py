@@ -50,6 +50,13 @@ def diff(state_path: str, since_run: int | None, fmt: str) -> None:
     """
     try:
         with StateStore(state_path, create=False) as store:
+            last = store.last_run()
+            if since_run is not None and since_run > (last.id if last is not None else 0):
+                runs_so_far = last.id if last is not None else 0
+                raise click.BadParameter(
+                    f"there is no run {since_run}: the state database has {runs_so_far} run(s)",
+                    param_hint="--since",
+                )
             result = store.diff(since_run)
             runs = {r.id: r for r in store.runs()} if result.to_run is not None else {}
     except InputError as exc:

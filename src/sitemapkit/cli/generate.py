@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
+from sitemapkit.cli._output import (
+    DiagnosticPrinter,
+    json_failure,
+    max_diagnostics_option,
+    plural,
+    progress,
+)
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
+from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
-from sitemapkit.generator.run import FolderSource, LogSource
+from sitemapkit.generator.rules import Default, UrlRules, compile_pattern
+from sitemapkit.generator.run import FolderSource, LogSource, folder_include
 from sitemapkit.generator.run import generate as run_generate
+from sitemapkit.generator.sources.logs import DEFAULT_EXCLUDED_AGENTS
 from sitemapkit.generator.writer import PublishResult
 
 if TYPE_CHECKING:
@@ -61,11 +71,39 @@ if TYPE_CHECKING:
     type=click.Path(file_okay=False, exists=True),
     help="A built static site (or document root) published at --base-url: its HTML pages become URLs.",
 )
-@click.option("--clean-urls", is_flag=True, help="With --dir: map b.html to /b (a/index.html is always /a/).")
 @click.option(
-    "--include", multiple=True, metavar="GLOB", help="With --dir: files to list [default: *.html *.htm]."
+    "--clean-urls",
+    is_flag=True,
+    help="With --dir: map b.html to /b (a/index.html is always /a/), for every source of the build.",
 )
-@click.option("--exclude", multiple=True, metavar="GLOB", help="With --dir or --log: paths to leave out.")
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="With --dir: also list these files ('*.pdf'); HTML pages are always listed "
+    "(to list only some pages, --exclude the others).",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERN",
+    help="Leave out URLs whose path (and ?query) matches: a glob from '/' ('/drafts/*', '*.pdf'; '*' "
+    "crosses '/') or 're:' and a regular expression. For every source. Repeatable.",
+)
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="PATTERN",
+    help="Keep only URLs whose path matches one of these patterns (as --exclude). Repeatable.",
+)
+@click.option(
+    "--default",
+    "default_values",
+    multiple=True,
+    metavar="PATTERN=CHANGEFREQ,PRIORITY",
+    help="Fill in changefreq and/or priority where a source gives none, for URLs matching PATTERN "
+    "('/blog/*=weekly,0.6'); the first match wins. Repeatable.",
+)
 @click.option("--images", is_flag=True, help="With --dir: list each page's <img> as image entries.")
 @click.option("--explain", is_flag=True, help="With --dir: say on stderr which pages were skipped and why.")
 @click.option(
@@ -73,6 +111,12 @@ if TYPE_CHECKING:
     multiple=True,
     metavar="SELECTOR",
     help="With --dir: CSS selector of page parts that change on every build (left out of the content hash).",
+)
+@click.option(
+    "--volatile-regex",
+    multiple=True,
+    metavar="REGEX",
+    help="With --dir: a regular expression for text that changes on every build (left out of the hash).",
 )
 @click.option(
     "--log", "log_files", multiple=True, metavar="FILE", help="An access log (common/combined, .gz ok)."
@@ -88,6 +132,14 @@ if TYPE_CHECKING:
     metavar="NAME",
     help="Text encoding of SOURCE lists and --log files (latin-1, cp1252, ...) [default: utf-8]; URLs are "
     "written UTF-8 percent-encoded, and a line that cannot be decoded is reported and skipped.",
+)
+@click.option(
+    "--exclude-agent",
+    "exclude_agents",
+    multiple=True,
+    metavar="TEXT",
+    help="With --log: also drop requests whose user agent contains TEXT (any case), besides the scanners "
+    "and HTTP libraries dropped by default. Repeatable.",
 )
 @click.option("--min-hits", default=1, show_default=True, type=click.IntRange(1), help="With --log.")
 @click.option("--strip-query", is_flag=True, help="With --log: drop query strings.")
@@ -144,12 +196,16 @@ def generate(
     clean_urls: bool,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
+    only: tuple[str, ...],
+    default_values: tuple[str, ...],
     images: bool,
     explain: bool,
     volatile: tuple[str, ...],
+    volatile_regex: tuple[str, ...],
     log_files: tuple[str, ...],
     log_format: str | None,
     encoding: str | None,
+    exclude_agents: tuple[str, ...],
     min_hits: int,
     strip_query: bool,
     priority_from_hits: bool,
@@ -177,6 +233,15 @@ def generate(
       sitemapkit generate --log access.log.gz --base-url https://example.com/ --out public/ --min-hits 3
     """
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
+    _warn_unused_options(click.get_current_context(), bool(site_dir), bool(log_files))
+    # --name sitemap.xml means the prefix "sitemap", not sitemap.xml.xml
+    if name.endswith((".xml", ".xml.gz")):
+        name = name.removesuffix(".gz").removesuffix(".xml")
+    try:
+        defaults = tuple(_default(d) for d in default_values)
+        rules = UrlRules(only, exclude, defaults) if only or exclude or defaults else None
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
     try:
         with progress("URLs read") as on_progress:
             result = run_generate(
@@ -199,13 +264,14 @@ def generate(
                 replace_existing=replace_existing,
                 on_diagnostic=printer,
                 on_progress=on_progress,
+                rules=rules,
                 folder=FolderSource(
                     site_dir,
                     clean_urls=clean_urls,
-                    include=include or ("*.html", "*.htm"),
-                    exclude=exclude,
+                    include=folder_include(include),
                     images=images,
                     volatile_selectors=volatile,
+                    volatile_patterns=volatile_regex,
                 )
                 if site_dir
                 else None,
@@ -213,7 +279,7 @@ def generate(
                     log_files,
                     min_hits=min_hits,
                     strip_query=strip_query,
-                    exclude=exclude,
+                    exclude_agents=(*DEFAULT_EXCLUDED_AGENTS, *exclude_agents) if exclude_agents else None,
                     priority_from_hits=priority_from_hits,
                 )
                 if log_files
@@ -224,58 +290,116 @@ def generate(
             )
     except InvalidUrlError as exc:
         hint = "--allow-host" if any(exc.url == h for h in allow_hosts) else "--base-url"
+        if as_json:
+            failed_json(printer, f"{hint}: {exc}")
         raise click.BadParameter(str(exc), param_hint=hint) from None
     except UsageError as exc:
+        if as_json:
+            failed_json(printer, str(exc))
         raise click.UsageError(str(exc)) from None
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc))
+        fail(printer, str(exc), as_json)
     report(printer, result, as_json)
+    for kind, pattern in rules.unmatched() if rules is not None else ():
+        option = "--only" if kind == "include" else "--exclude"
+        click.echo(f"warning: {option} {pattern!r} matched no URL (patterns match URL paths)", err=True)
 
 
-def fail(printer: DiagnosticPrinter, message: str) -> NoReturn:
-    """Print the diagnostics so far, then `message` as the error, and exit 1."""
+def _default(text: str) -> Default:
+    """`--default '/blog/*=weekly,0.6'`: a pattern, then a changefreq and/or a priority."""
+    pattern, eq, values = text.rpartition("=")
+    if not eq or not pattern:
+        raise UsageError(f"--default {text!r}: write PATTERN=CHANGEFREQ,PRIORITY, e.g. '/blog/*=weekly,0.6'")
+    changefreq: str | None = None
+    priority: float | None = None
+    for value in filter(None, (v.strip() for v in values.split(","))):
+        try:
+            priority = float(value)
+        except ValueError:
+            changefreq = value.lower()
+    compile_pattern(pattern)
+    return Default(pattern, changefreq, priority)
+
+
+_FOLDER_OPTIONS = ("clean_urls", "include", "images", "explain", "volatile", "volatile_regex")
+_LOG_OPTIONS = ("exclude_agents", "log_format", "min_hits", "strip_query", "priority_from_hits")
+
+
+def _warn_unused_options(ctx: click.Context, folder: bool, logs: bool) -> None:
+    """Say which options given on the command line do nothing, because their source is not there."""
+    for present, source, names in ((folder, "--dir", _FOLDER_OPTIONS), (logs, "--log", _LOG_OPTIONS)):
+        given = [
+            "--" + n.replace("_", "-").replace("exclude-agents", "exclude-agent")
+            for n in names
+            if ctx.get_parameter_source(n) is click.core.ParameterSource.COMMANDLINE
+        ]
+        if given and not present:
+            verb = "applies" if len(given) == 1 else "apply"
+            message = f"{', '.join(given)} only {verb} with {source}, which was not given; ignored"
+            click.echo(f"warning: {message}", err=True)
+
+
+def failed_json(printer: DiagnosticPrinter, message: str) -> None:
+    """The `--json` summary of a generate or build run that published nothing."""
+    json_failure(
+        printer, message, files=[], index=None, entry_url=None, totals=None, removed=[], unchanged=[]
+    )
+
+
+def fail(printer: DiagnosticPrinter, message: str, as_json: bool = False) -> NoReturn:
+    """Print the diagnostics so far, then `message` as the error (and, with `as_json`, the JSON summary of
+    the failed run on stdout), and exit 1."""
     printer.finish()
+    if as_json:
+        failed_json(printer, message)
     click.secho(f"error: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
     sys.exit(1)
 
 
 def report(printer: DiagnosticPrinter, result: PublishResult, as_json: bool) -> None:
-    """Print the diagnostics, then the summary of what was published (JSON with `as_json`)."""
+    """Print the diagnostics, then the summary of what was published (JSON with `as_json`, `ok: true`)."""
     printer.finish()
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+        click.echo(json.dumps({**result.to_dict(), "ok": True}, indent=2))
     else:
         _print_summary(result)
 
 
 def _explain(skip: Skip) -> None:
     detail = f" ({skip.detail})" if skip.detail else ""
-    click.echo(f"{skip.path}: skipped, {skip.reason}{detail}", err=True)
+    click.echo(f"{printable(str(skip.path), None)}: skipped, {skip.reason}{detail}", err=True)
 
 
 def _print_summary(result: PublishResult) -> None:
     unchanged = set(result.unchanged)
     for f in result.files:
         note = "  (unchanged, not rewritten)" if f.path.name in unchanged else ""
-        click.echo(f"{f.path}  {f.urls:,} URLs  {f.bytes:,} bytes{note}")
+        size = plural(f.bytes, "byte")
+        if f.path.name.endswith(".gz"):  # the limit counts uncompressed bytes; the file on disk is smaller
+            with contextlib.suppress(OSError):
+                size = f"{plural(f.path.stat().st_size, 'byte')} gzipped, {f.bytes:,} uncompressed"
+        click.echo(f"{f.path}  {plural(f.urls, 'URL')}  {size}{note}")
     if result.index is not None:
-        click.echo(f"{result.index.path}  index of {len(result.files):,} sitemaps")
+        click.echo(f"{result.index.path}  index of {plural(len(result.files), 'sitemap')}")
     for stale in result.removed:
         click.echo(f"removed stale {stale}")
     click.echo(
-        f"published {result.urls:,} URLs in {len(result.files):,} file(s); "
-        f"{result.rejected:,} rejected, {result.duplicates:,} duplicates; "
-        f"{result.errors:,} errors, {result.warnings:,} warnings"
+        f"published {plural(result.urls, 'URL')} in {plural(len(result.files), 'file')}; "
+        f"{result.rejected:,} rejected, {plural(result.duplicates, 'duplicate')}; "
+        f"{plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}"
     )
     sources = result.sources or {}
     folder, logs, state = sources.get("folder") or {}, sources.get("logs") or {}, sources.get("state")
     if folder.get("pages") or folder.get("skipped"):
         skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(folder["skipped"].items())) or "none"
-        cached = f" ({folder['cached']:,} unchanged files not read again)" if folder.get("cached") else ""
-        click.echo(f"site folder: {folder['pages']:,} pages listed{cached}; skipped: {skipped}")
+        cached = (
+            f" ({plural(folder['cached'], 'unchanged file')} not read again)" if folder.get("cached") else ""
+        )
+        click.echo(f"site folder: {plural(folder['pages'], 'page')} listed{cached}; skipped: {skipped}")
     if logs.get("lines"):
         click.echo(
-            f"access logs: {logs['lines']:,} lines, {logs['pages']:,} pages, {logs['bad_lines']:,} bad lines"
+            f"access logs: {plural(logs['lines'], 'line')}, {plural(logs['pages'], 'page')}, "
+            f"{plural(logs['bad_lines'], 'bad line')}"
         )
     if state:
         click.echo(

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, progress
+from sitemapkit.cli._output import DiagnosticPrinter, json_failure, progress
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.generator.state import DEFAULT_STATE_PATH
 from sitemapkit.publisher.indexnow import (
@@ -222,11 +222,15 @@ def indexnow(
                 as_json=as_json,
             )
     except UsageError as exc:
+        if as_json:
+            json_failure(None, str(exc))
         raise click.UsageError(str(exc)) from None
     except IndexNowError as exc:
         _stopped(exc, as_json, since_last)
         sys.exit(1)
     except (InputError, PublishError) as exc:
+        if as_json:
+            json_failure(None, str(exc))
         _error(str(exc))
         sys.exit(1)
     except KeyboardInterrupt:
@@ -399,5 +403,8 @@ def _stopped(exc: IndexNowError, as_json: bool, since_last: bool) -> None:
                 "submit the rest again",
                 err=True,
             )
-    if as_json and result is not None:
-        click.echo(json.dumps(result.to_dict(), indent=2))
+    if as_json:
+        if result is not None:
+            click.echo(json.dumps({**result.to_dict(), "ok": False, "error": str(exc)}, indent=2))
+        else:
+            json_failure(None, str(exc))

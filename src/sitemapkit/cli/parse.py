@@ -14,7 +14,7 @@ from typing import IO, Any, NoReturn
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option
+from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, plural
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
@@ -206,8 +206,8 @@ def _summary(reader: Reader) -> None:
     if not log:
         return
     read_ok = sum(1 for node in reader.sitemaps if node.read_ok)
-    problems = f"{log.errors:,} errors, {log.warnings:,} warnings"
-    click.echo(f"{reader.count:,} URLs from {read_ok:,} sitemap(s); {problems}", err=True)
+    problems = f"{plural(log.errors, 'error')}, {plural(log.warnings, 'warning')}"
+    click.echo(f"{plural(reader.count, 'URL')} from {plural(read_ok, 'sitemap')}; {problems}", err=True)
 
 
 @contextmanager
@@ -327,11 +327,11 @@ def _tree_line(node: SitemapNode) -> str:
         node.url,
         node.kind or "-",
         str(node.status) if node.status is not None else "-",
-        f"{node.url_count:,} URLs",
-        f"{node.bytes:,} bytes",
+        plural(node.url_count, "URL"),
+        plural(node.bytes, "byte"),
     ]
     if node.kind in ("sitemapindex", "robots", "site"):
-        parts[3] = f"{len(node.children):,} sitemaps"
+        parts[3] = plural(len(node.children), "sitemap")
     if node.lastmod is not None:
         parts.append(f"lastmod {format_w3c(node.lastmod)}")
     if node.final_url:

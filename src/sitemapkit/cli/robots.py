@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter
+from sitemapkit.cli._output import DiagnosticPrinter, json_failure
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.generator.robots import update_robots
 
@@ -94,8 +94,12 @@ def robots(
             on_diagnostic=printer,
         )
     except UsageError as exc:
+        if as_json:
+            json_failure(printer, str(exc), path=robots_path)
         raise click.UsageError(str(exc)) from None
     except (InputError, PublishError) as exc:
+        if as_json:
+            json_failure(printer, str(exc), path=robots_path)
         click.secho(f"error: {exc}", fg="red" if sys.stderr.isatty() else None, err=True)
         sys.exit(1)
     if as_json:

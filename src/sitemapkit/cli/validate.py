@@ -138,6 +138,8 @@ def _print_text(report: ValidationReport, limit: int, *, color: bool) -> None:
     )
     if hidden:
         summary += f" ({hidden:,} not shown; raise --max-errors to see more)"
+        by_code = ", ".join(f"{code} {n:,}" for code, n in s["codes"].items())
+        click.echo(style(f"by code: {by_code}", dim=True))
     click.echo(style(summary, fg="red" if s["errors"] else "green", bold=True))
 
 

@@ -59,8 +59,8 @@ def parse_w3c(text: str, *, allow_naive: bool = False) -> Lastmod:
         else:
             sign = -1 if m["tz"][0] == "-" else 1
             hh, mm = int(m["tz"][1:3]), int(m["tz"][4:6])
-            if hh > 23 or mm > 59:
-                raise InvalidDateError(f"timezone offset out of range: {text!r}")
+            if mm > 59 or dt.timedelta(hours=hh, minutes=mm) > MAX_UTC_OFFSET:
+                raise InvalidDateError(f"timezone offset beyond 14 hours: {text!r}")
             offset = dt.timedelta(hours=hh, minutes=mm) * sign
             tz = dt.UTC if not offset else dt.timezone(offset)
         fraction = m["fraction"] or ""
@@ -73,6 +73,30 @@ def parse_w3c(text: str, *, allow_naive: bool = False) -> Lastmod:
         return value
     except (ValueError, OverflowError) as exc:  # day 31 of April, hour 25, year 0, ...
         raise InvalidDateError(f"not a valid date: {text!r} ({exc})") from None
+
+
+MAX_UTC_OFFSET = dt.timedelta(hours=14)
+"""The largest timezone offset there is (W3C and ISO 8601 limit offsets to -14:00 .. +14:00)."""
+CLOCK_SKEW = dt.timedelta(hours=1)
+"""How far past "now" a date-time may lie before it counts as in the future (clocks disagree)."""
+
+
+class FutureLimit:
+    """Whether a lastmod lies in the future, judged against `now` (aware): a date-time more than
+    `CLOCK_SKEW` after it, or a date whose midnight, even at UTC+14, is past that."""
+
+    __slots__ = ("after", "day_after")
+
+    def __init__(self, now: dt.datetime) -> None:
+        now = now if now.utcoffset() is not None else now.replace(tzinfo=dt.UTC)
+        self.after = now + CLOCK_SKEW
+        self.day_after = (self.after + MAX_UTC_OFFSET).date()  # until UTC+14 reaches it
+
+    def __call__(self, value: Lastmod) -> bool:
+        if isinstance(value, dt.datetime):
+            aware = value if value.utcoffset() is not None else value.replace(tzinfo=dt.UTC)
+            return aware > self.after
+        return value > self.day_after
 
 
 def schema_accepts(text: str) -> bool:

@@ -130,12 +130,36 @@ CODES: dict[str, CodeInfo] = dict(
 )
 
 
+MAX_ECHO = 1_000
+"""Characters of a diagnostic's message, source or URL kept as they are: a longer text (an input line of
+megabytes echoed in a message) keeps its start and end around a note of how much was left out."""
+
+
+def printable(text: str, limit: int | None = MAX_ECHO) -> str:
+    """`text` safe to print and to store as UTF-8: a file name's undecodable bytes (surrogates, as
+    `os.fsdecode` gives them) written as `\\xe9`, and, with `limit`, a text longer than that shortened in the
+    middle (`... [1,234,567 characters left out] ...`)."""
+    if limit is not None and len(text) > limit:
+        tail = max(limit // 5, 1)
+        head = limit - tail
+        left_out = len(text) - head - tail
+        text = f"{text[:head]} ... [{left_out:,} characters left out] ... {text[-tail:]}"
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One problem found in a file, URL or input line.
 
     `source` is the file path or URL; `line`/`column` are 1-based when known;
-    `url` names the URL entry at fault, if one is.
+    `url` names the URL entry at fault, if one is. Each text is kept `printable` (no undecodable bytes of
+    a file name; a message of at most about `MAX_ECHO` characters): a diagnostic never echoes megabytes.
     """
 
     code: str
@@ -145,6 +169,15 @@ class Diagnostic:
     line: int | None = None
     column: int | None = None
     url: str | None = None
+
+    def __post_init__(self) -> None:
+        message, source, url = self.message, self.source, self.url  # the common case: short ASCII texts
+        if len(message) > MAX_ECHO or not message.isascii():
+            object.__setattr__(self, "message", printable(message))
+        if source is not None and (len(source) > MAX_ECHO or not source.isascii()):
+            object.__setattr__(self, "source", printable(source))
+        if url is not None and (len(url) > 4 * MAX_ECHO or not url.isascii()):
+            object.__setattr__(self, "url", printable(url, 4 * MAX_ECHO))
 
     @classmethod
     def make(

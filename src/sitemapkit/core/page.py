@@ -15,7 +15,9 @@ per page serves the metadata, the links, the images and the content hash.
 from __future__ import annotations
 
 import codecs
+import datetime as dt
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,8 +26,9 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from sitemapkit.core.dates import format_w3c, parse_w3c, to_aware
 from sitemapkit.core.diagnostics import Severity
-from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.errors import InvalidDateError, InvalidUrlError, UsageError
 from sitemapkit.core.urls import Scope, normalize_url
 
 Note = tuple[str, str, str | None]
@@ -47,6 +50,19 @@ DEFAULT_VOLATILE_SELECTORS: tuple[str, ...] = (
     "input[name=_csrf]",
 )
 """Elements left out of `content_hash` by default (CSS selectors; see `css_to_xpath` for the subset)."""
+
+DEFAULT_VOLATILE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # a visible build stamp: "Last built: 2026-12-01T10:00:00Z", "Generated on 2026-12-01 10:00 +0100"
+    re.compile(
+        r"\b(?:last\s+)?(?:built|build(?:\s+time)?|generated|deployed|compiled)(?:\s+(?:on|at))?\s*:?\s*"
+        r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|UTC|[+-]\d{2}:?\d{2})?",
+        re.IGNORECASE,
+    ),
+    # a cache-busting query on a link or image: /a.png?v=abc123, /app.css?ver=3.1&x=1 (the parameter goes)
+    re.compile(r"(?<=[^\s\x1f])[?&](?:v|ver|version|hash|cb|rev|t|_)=[\w.-]{1,64}(?=[&\s\x1f\x1e]|$)"),
+)
+"""Text left out of `content_hash` by default (searched in the hashed text and attributes): build stamps
+and cache-busting query parameters, which change on every build without a change a reader would see."""
 
 _META_CHARSET = re.compile(rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.I)
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*>")
@@ -338,8 +354,10 @@ def content_hash(
 
     Left out: the elements matched by `DEFAULT_VOLATILE_SELECTORS` (`<script>`, `<style>`, `<noscript>`,
     `<template>`, anything with `data-build-time`, `<meta name="generator">`, CSRF token fields) plus
-    `volatile_selectors`; comments; asset references and attributes such as `nonce` and `integrity`; and
-    whatever `volatile_patterns` (regular expressions) match in the hashed text, e.g. `r"Built at \\S+"`.
+    `volatile_selectors`; comments; asset references and attributes such as `nonce` and `integrity`; what
+    `DEFAULT_VOLATILE_PATTERNS` match (a visible build stamp such as `Last built: 2026-12-01T10:00:00Z`, a
+    cache-busting query such as `?v=abc123`); and whatever `volatile_patterns` (regular expressions) match
+    in the hashed text, e.g. `r"Built at \\S+"`.
 
     Raises `PageError` when the bytes are not an HTML page.
     """
@@ -354,7 +372,7 @@ def hash_tree(root: Any, selectors: tuple[str, ...], patterns: tuple[re.Pattern[
     texts = filter(None, map(" ".join, map(str.split, _select(_TEXT, root))))
     attrs = map(" ".join, map(str.split, _hashed_attrs(root)))
     blob = "\x1f".join(texts) + "\x1e" + "\x1f".join(attrs)
-    for pattern in patterns:
+    for pattern in (*DEFAULT_VOLATILE_PATTERNS, *patterns):
         blob = pattern.sub("", blob)
     return hashlib.blake2b(blob.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
@@ -416,14 +434,27 @@ class PageMeta:
     noindex: str | None = None
     refresh: str | None = None
     alternates: list[tuple[str, str]] = field(default_factory=list)
+    modified: str | None = None
+    """When the page says it was last modified (JSON-LD `dateModified`, else `<meta
+    property="article:modified_time">`), as a W3C Datetime; None when it says nothing usable."""
 
 
 def read_head(root: Any) -> PageMeta:
     meta = PageMeta()
-    for el in root.iter("meta", "link", "base"):
+    json_ld: str | None = None
+    article: str | None = None
+    for el in root.iter("meta", "link", "base", "script"):
         tag = el.tag
-        if tag == "meta":
+        if tag == "script":
+            if json_ld is None and (el.get("type") or "").strip().lower() == "application/ld+json":
+                json_ld = _json_ld_modified(el.text or "")
+        elif tag == "meta":
             name = (el.get("name") or "").strip().lower()
+            if article is None and (el.get("property") or name) in (
+                "article:modified_time",
+                "og:updated_time",
+            ):
+                article = page_date(el.get("content") or "")
             if name in ("robots", "googlebot"):
                 tokens = re.split(r"[\s,]+", (el.get("content") or "").lower())
                 if "noindex" in tokens or "none" in tokens:
@@ -443,7 +474,51 @@ def read_head(root: Any) -> PageMeta:
                 meta.alternates.append((el.get("hreflang", "").strip(), href))
         elif tag == "base" and meta.base is None:
             meta.base = (el.get("href") or "").strip() or None
+    meta.modified = json_ld or article
     return meta
+
+
+def page_date(text: str) -> str | None:
+    """A page's date (ISO 8601 as pages write it: `2024-05-01T10:00:00.000Z`, `+0200`, a date) as a W3C
+    Datetime that the sitemap schema accepts; None when it is not a full date (a year or a month alone
+    says too little). A time without a timezone is taken as UTC."""
+    text = text.strip()
+    if not _DATE_START.match(text):
+        return None
+    try:
+        value = parse_w3c(text, allow_naive=True)
+    except InvalidDateError:
+        try:
+            value = dt.datetime.fromisoformat(text.replace("z", "Z"))
+        except ValueError:
+            return None
+    if not isinstance(value, dt.datetime) and len(text) < 10:
+        return None
+    return format_w3c(to_aware(value))
+
+
+_DATE_START = re.compile(r"\d{4}-\d{2}")
+
+
+def _json_ld_modified(text: str) -> str | None:
+    """The first `dateModified` in a JSON-LD block (at any depth, as in an `@graph`), as `page_date`."""
+    if "dateModified" not in text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    stack = [data]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, dict):
+            value = item.get("dateModified")
+            if isinstance(value, str) and (found := page_date(value)) is not None:
+                return found
+            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend(v for v in item if isinstance(v, dict | list))
+    return None
 
 
 # Links that `urljoin` would return unchanged (an absolute http(s) URL) or as the base's origin + the link

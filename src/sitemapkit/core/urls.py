@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urljoin, urlsplit
 
@@ -48,8 +49,13 @@ def _is_hex(two: str) -> bool:
 def _encode_host(host: str, url: str) -> str:
     if not host:
         raise InvalidUrlError(url, "no host")
-    if host.startswith("["):  # IPv6 literal
-        return host.lower()
+    if host.startswith("["):  # IPv6 literal: its canonical text (RFC 5952), so [0:0::1] is [::1]
+        try:
+            address = ipaddress.IPv6Address(host[1:-1].split("%", 1)[0])
+        except ValueError:
+            raise InvalidUrlError(url, "host is not a valid IPv6 address") from None
+        mapped = address.ipv4_mapped
+        return f"[::ffff:{mapped}]" if mapped is not None else f"[{address.compressed}]"
     host = host.rstrip(".").lower() if host.endswith(".") and len(host) > 1 else host
     if host.isascii():
         h = host.lower()
@@ -208,7 +214,6 @@ def _authority_problem(netloc: str) -> str | None:
         if end < 0:
             return "the IPv6 address has no closing ']'"
         host, rest = hostport[1:end], hostport[end + 1 :]
-        import ipaddress  # only for IPv6 literals, which sitemaps hardly ever hold
 
         try:
             ipaddress.IPv6Address(host)
@@ -274,7 +279,8 @@ class Scope:
         if a.hostname != b.hostname:
             return f"host {a.hostname!r} differs from the sitemap's {b.hostname!r}"
         if a.port != b.port:
-            return f"port {a.port} differs from the sitemap's {b.port}"
+            default = {"http": 80, "https": 443}.get(b.scheme)
+            return f"port {a.port or default} differs from the sitemap's {b.port or default}"
         return f"not under the sitemap's folder {self.folder}"
 
     def __repr__(self) -> str:

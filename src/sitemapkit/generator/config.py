@@ -32,7 +32,7 @@ from typing import Any, Literal
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.generator.rules import Default, UrlFilter, UrlRules, compile_pattern
-from sitemapkit.generator.run import LASTMOD_CHOICES, FolderSource, ListSource, LogSource
+from sitemapkit.generator.run import LASTMOD_CHOICES, FolderSource, ListSource, LogSource, folder_include
 from sitemapkit.generator.sources.records import TextRecord
 from sitemapkit.generator.writer import IndexMode, Naming, PublishResult
 
@@ -184,9 +184,9 @@ class _Reader:
     """Checks one parsed file, naming file, line and key in every error."""
 
     def __init__(self, path: Path, text: str) -> None:
-        self.path = path
+        self.path = path  # as given: errors name the file as every other message does
         self.lines = _key_lines(text)
-        self.folder = path.parent
+        self.folder = path.resolve().parent
 
     def where(self, key: Key) -> str:
         for n in range(len(key), 0, -1):
@@ -321,7 +321,7 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> BuildConfig:
             message = message[: m.start()].strip()
             raise ConfigError(f"{file}:{m.group(1)}:{m.group(2)}: invalid TOML: {message}") from None
         raise ConfigError(f"{file}: invalid TOML: {message}") from None
-    return _read(_Reader(file.resolve(), text), data)
+    return _read(_Reader(file, text), data)
 
 
 _TOP = (
@@ -374,6 +374,7 @@ _SOURCE_KEYS = {
         "min_hits",
         "strip_query",
         "exclude",
+        "exclude_agents",
         "priority_from_hits",
         "encoding",
         "format",
@@ -441,7 +442,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                 FolderSource(
                     path,
                     clean_urls=r.get(source, (*key, "clean_urls"), bool, False),
-                    include=r.strings(source, (*key, "include")) or ("*.html", "*.htm"),
+                    include=folder_include(r.strings(source, (*key, "include"))),
                     exclude=r.strings(source, (*key, "exclude")),
                     images=r.get(source, (*key, "images"), bool, False),
                     volatile_selectors=_selectors(r, source, (*key, "volatile")),
@@ -467,6 +468,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                     ),
                     statuses=_statuses(r, source, (*key, "status")),
                     assets=r.strings(source, (*key, "assets")) if "assets" in source else None,
+                    exclude_agents=_agents(r.strings(source, (*key, "exclude_agents"))),
                 )
             )
     filters = r.table(r.get(data, ("filters",), dict, {}), ("filters",), ("include", "exclude"))
@@ -491,7 +493,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         records=_records(r, data),
         filters=_filters(r, data),
         encoding=_encoding(r, data, ("encoding",)),
-        path=r.path,
+        path=r.path.resolve(),
         base_url=base_url,
         output=out,
         lists=tuple(lists),
@@ -616,6 +618,15 @@ def _regexes(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:
     values = r.strings(data, key)
     r.check(key, compile_patterns, values)
     return values
+
+
+def _agents(extra: tuple[str, ...]) -> tuple[str, ...] | None:
+    """A log source's user agents to drop: the default ones and `extra` (None: the default ones)."""
+    if not extra:
+        return None
+    from sitemapkit.generator.sources.logs import DEFAULT_EXCLUDED_AGENTS
+
+    return (*DEFAULT_EXCLUDED_AGENTS, *extra)
 
 
 def _selectors(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:

@@ -81,7 +81,7 @@ def git_last_commit_times(
         key = str(p)
         full = (repo / p).resolve()
         if not full.is_file():
-            report("read-error", f"{key}: no such file; it gets no lastmod from git", key)
+            report("read-error", "no such file; it gets no lastmod from git", key)
             continue
         try:
             rel = full.relative_to(top).as_posix()
@@ -103,10 +103,10 @@ def git_last_commit_times(
             str(top),
         )
     for rel in [r for r in wanted if r in dirty]:
-        what = "is not committed to git" if dirty[rel] == "??" else "has uncommitted changes"
+        what = "not committed to git" if dirty[rel] == "??" else "uncommitted changes"
         for key in wanted.pop(rel):
             result[key] = _from_timestamp((repo / key).stat().st_mtime)
-            report("lastmod-fallback", f"{key}: {what}; its mtime is used as lastmod", key)
+            report("lastmod-fallback", f"{what}; its mtime is used as lastmod", key)
     has_head = (
         subprocess.run(
             ["git", "-C", str(top), "rev-parse", "-q", "--verify", "HEAD"], capture_output=True
@@ -169,5 +169,5 @@ def git_last_commit_times(
             if key in result:
                 continue
             result[key] = _from_timestamp((repo / key).stat().st_mtime)
-            report("lastmod-fallback", f"{key}: not committed to git; its mtime is used as lastmod", key)
+            report("lastmod-fallback", "not committed to git; its mtime is used as lastmod", key)
     return result

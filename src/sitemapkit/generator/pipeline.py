@@ -16,8 +16,8 @@ from sitemapkit.core.constants import (
     MAX_VIDEO_DURATION,
     MAX_VIDEO_TAGS,
 )
-from sitemapkit.core.dates import format_w3c, is_naive, sort_key, to_aware
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
+from sitemapkit.core.dates import FutureLimit, format_w3c, is_naive, sort_key, to_aware
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog, Severity
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.languages import hreflang_problem
 from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
@@ -62,6 +62,14 @@ class Deduper:
         return xxh3_64_intdigest(url.encode()) in self._seen
 
 
+def _allow_host_hint(why: str) -> str:
+    """The cross-submission hint, for a URL on another host only (not for one outside the folder, on
+    another scheme or port, which no host allowance admits)."""
+    if not why.startswith("host "):
+        return ""
+    return " (another host is allowed for cross-submission with --allow-host, or allow_hosts= in Python)"
+
+
 class Pipeline:
     """Turns entries from any source into entries the writer may publish, or rejects them.
 
@@ -71,7 +79,8 @@ class Pipeline:
       diagnostic), and the rules'
       per-pattern defaults fill in a missing changefreq or priority;
     - exact duplicates after normalisation are dropped (`duplicate-url`, a warning);
-    - naive date-times are taken as UTC, and the run says so once (`naive-datetime`).
+    - naive date-times are taken as UTC, and the run says so once (`naive-datetime`);
+    - a lastmod in the future is left out (`future-date`, a warning).
     """
 
     def __init__(
@@ -93,6 +102,7 @@ class Pipeline:
         self.filtered = 0
         self.log = log
         self.now = now or dt.datetime.now(dt.UTC)
+        self.is_future = FutureLimit(self.now)
         self.deduper: Deduper | None = Deduper() if dedupe else None
         self.accepted = 0
         self.rejected = 0
@@ -111,12 +121,27 @@ class Pipeline:
                 )
             )
             return None
+        if "#" in loc:  # not part of the page's URL: /x#a, /x#b and /x are one page
+            loc = loc.partition("#")[0]
+            self.log.once(
+                f"fragment:{source}",
+                Diagnostic.make(
+                    "invalid-url",
+                    f"{entry.loc} has a fragment, which is not part of a page's URL; it is left out (and "
+                    "so are those of any other URL of this input)",
+                    source=source,
+                    line=line,
+                    url=entry.loc,
+                    severity=Severity.WARNING,
+                ),
+            )
         if loc not in self.scope:
+            why = self.scope.explain(loc)
             self.rejected += 1
             self.log.add(
                 Diagnostic.make(
                     "url-not-allowed",
-                    f"{self.scope.explain(loc)}; the URL is left out (use --allow-host for cross-submission)",
+                    f"{why}; the URL is left out{_allow_host_hint(why)}",
                     source=source,
                     line=line,
                     url=loc,
@@ -167,6 +192,18 @@ class Pipeline:
                     line=line,
                     url=loc,
                 ),
+            )
+        if entry.lastmod is not None and self.is_future(entry.lastmod):
+            changes["lastmod"] = None
+            self.log.add(
+                Diagnostic.make(
+                    "future-date",
+                    f"lastmod {format_w3c(entry.lastmod)} lies in the future; it is left out (search engines "
+                    "distrust such dates)",
+                    source=source,
+                    line=line,
+                    url=loc,
+                )
             )
         return dataclasses.replace(entry, **changes) if changes else entry  # type: ignore[arg-type]
 

@@ -140,20 +140,36 @@ class UrlRules:
         self.include = tuple(compile_pattern(p) for p in include)
         self.exclude = tuple(compile_pattern(p) for p in exclude)
         self.defaults = tuple((compile_pattern(d.match), d) for d in defaults)
+        self._patterns = (*(("include", p) for p in include), *(("exclude", p) for p in exclude))
+        self._hits = [0] * len(self._patterns)
 
     def __bool__(self) -> bool:
         return bool(self.include or self.exclude or self.defaults or self.filters)
 
     def allows(self, url: str) -> bool:
-        """Whether the filters keep `url`."""
+        """Whether the filters keep `url` (and count, for `unmatched`, which patterns matched it)."""
         for each in self.filters:
             decision = each.decide(url)
             if decision is not None:
                 return decision
         paths = _forms(url_path(url))
-        if self.include and not any(m(p) for m in self.include for p in paths):
-            return False
-        return not any(m(p) for m in self.exclude for p in paths)
+        hits = self._hits
+        if self.include:
+            found = next((i for i, m in enumerate(self.include) if any(m(p) for p in paths)), None)
+            if found is None:
+                return False
+            hits[found] += 1
+        offset = len(self.include)
+        for i, m in enumerate(self.exclude):
+            if any(m(p) for p in paths):
+                hits[offset + i] += 1
+                return False
+        return True
+
+    def unmatched(self) -> list[tuple[str, str]]:
+        """The (kind, pattern) of the include and exclude patterns that matched no URL so far (a typo, or a
+        pattern written for file names rather than URL paths)."""
+        return [pattern for pattern, hits in zip(self._patterns, self._hits, strict=True) if not hits]
 
     def apply(self, entry: UrlEntry) -> UrlEntry:
         """`entry` with the first matching default's values where its own are missing."""

@@ -17,7 +17,7 @@ from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.generator.rules import UrlRules
-from sitemapkit.generator.sources.lists import is_url_list, list_batches, read_source
+from sitemapkit.generator.sources.lists import input_kind, is_url_list, list_batches, read_source
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.writer import IndexMode, Naming, PublishResult, SitemapWriter
 
@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from sitemapkit.generator.state import StateRun
 
 LASTMOD_CHOICES = ("content", "source", "mtime", "git")
+HTML_PAGES = ("*.html", "*.htm")
+"""What a folder source always lists; `--include` (and a config's `include`) add to it."""
+
+
+def folder_include(extra: Iterable[str]) -> tuple[str, ...]:
+    """The globs a folder source lists: the HTML pages, and `extra` (`--include '*.pdf'` adds PDFs;
+    to list only some pages, exclude the others)."""
+    return tuple(dict.fromkeys((*HTML_PAGES, *extra)))
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,8 @@ class FolderSource:
 
     path: str | os.PathLike[str]
     clean_urls: bool = False
-    include: tuple[str, ...] = ("*.html", "*.htm")
+    include: tuple[str, ...] = HTML_PAGES
+    """Every glob to list (the CLI and config give `folder_include(their globs)`)."""
     exclude: tuple[str, ...] = ()
     images: bool = False
     volatile_selectors: tuple[str, ...] = ()
@@ -63,6 +72,8 @@ class LogSource:
     """The statuses that count (default 2xx and 304)."""
     assets: tuple[str, ...] | None = None
     """Extensions that are not pages (default `logs.DEFAULT_ASSET_EXTENSIONS`)."""
+    exclude_agents: tuple[str, ...] | None = None
+    """User-agent fragments whose requests are dropped; None: `logs.DEFAULT_EXCLUDED_AGENTS`."""
 
 
 @dataclass(frozen=True)
@@ -144,14 +155,15 @@ def generate(
     filter every URL (include/exclude) and fill in per-pattern changefreq and priority defaults.
 
     `<lastmod>`: with a `state` store (SQLite), a folder page's lastmod moves only when its content hash
-    changes (`lastmod="content"`, the default with a store); `"mtime"` and `"git"` take the file's
-    modification or last-commit time; `"source"` the value the input gives. Without a store, folder pages
-    get no lastmod unless `mtime` or `git` is asked for: no lastmod is better than a wrong one.
+    changes (`lastmod="content"`, the default with a store); the first run, with no history, takes what
+    the page says (JSON-LD `dateModified`, `article:modified_time`) or none, never the run's time.
+    `"mtime"` and `"git"` take the file's modification or last-commit time; `"source"` the value the input
+    gives (for a folder page, what the page says). No lastmod is better than a wrong one.
     The store's run commits only if the sitemaps were published.
 
     `hreflang="complete"` completes hreflang groups so that every member lists every member (see
     `sitemapkit.generator.hreflang`); `"keep"` writes alternates as given; `"auto"` completes them whenever a
-    source can carry alternates (a folder, JSONL or CSV input).
+    source can carry alternates (a folder or a JSONL input).
 
     `robots`: a robots.txt to list the published index (or only sitemap) in, once publishing succeeded
     (see `sitemapkit.generator.robots.update_robots`; the set's `name` other than "sitemap" names its block).
@@ -187,12 +199,19 @@ def generate(
             from sitemapkit.generator.robots import update_robots
 
             update_robots(robots, None, dry_run=True)
+            if not os.access(folder_of_robots, os.W_OK | os.X_OK):  # it is replaced through a temporary file
+                raise PublishError(
+                    f"{robots}: cannot be written (no permission to write in {folder_of_robots}); "
+                    "nothing was published"
+                )
         elif folder_of_robots.resolve() != Path(out_dir).resolve():  # the output folder is made on publishing
             raise UsageError(f"{robots}: the folder {folder_of_robots} does not exist")
     if hreflang not in ("auto", "complete", "keep"):
         raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
     if hreflang == "auto":
-        plain = not folders and all(is_url_list(s.path) and s.kind != "sitemap" for s in inputs)
+        plain = not folders and all(
+            s.kind != "sitemap" and input_kind(s.path) in ("list", "csv") for s in inputs
+        )
         hreflang = "keep" if plain else "complete"
     stats = SourceStats()
     with ExitStack() as stack:
@@ -200,7 +219,6 @@ def generate(
         if state is not None:
             from sitemapkit.generator.state import StateStore
 
-            Path(state).parent.mkdir(parents=True, exist_ok=True)
             store = stack.enter_context(StateStore(state))
             run = stack.enter_context(store.run(lastmod_mode=mode))  # type: ignore[arg-type]
         writer = SitemapWriter(
@@ -222,6 +240,8 @@ def generate(
             replace_existing=replace_existing,
             own_urls=_robots_urls(base_url) if robots is not None else (),
         )
+        # with clean URLs, every source names a folder page as the folder does: /b.html is /b
+        clean = _cleaner(writer.base_url) if any(f.clean_urls for f in folders) else None
         # With several sources, the entries of all but the streamed URL lists are held back (in memory)
         # and merged, so that one URL from several sources is one entry keeping what each says.
         hold = len(inputs) + len(folders) + len(log_groups) + (1 if records else 0) > 1
@@ -234,8 +254,9 @@ def generate(
         ]
         try:
             for record in records:
-                writer.add_entry(entry_from_text(record, writer.log), hold=hold)
-            _add_sources(writer, sitemaps, run, stats, on_progress, encoding, hold=hold)
+                entry = entry_from_text(record, writer.log)
+                writer.add_entry(clean(entry) if clean is not None else entry, hold=hold)
+            _add_sources(writer, sitemaps, run, stats, on_progress, encoding, hold=hold, clean=clean)
             for each_folder in folders:
                 _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain, hold)
             for log_group in log_groups:
@@ -243,8 +264,8 @@ def generate(
                     log_group = dataclasses.replace(log_group, encoding=encoding)
                 if log_group.log_format is None and log_format is not None:
                     log_group = dataclasses.replace(log_group, log_format=log_format)
-                _add_logs(writer, log_group, base_url, allow_hosts, run, stats, hold)
-            _add_sources(writer, others, run, stats, on_progress, encoding)
+                _add_logs(writer, log_group, base_url, allow_hosts, run, stats, hold, clean)
+            _add_sources(writer, others, run, stats, on_progress, encoding, clean=clean)
         except BaseException:
             writer.abort()
             raise
@@ -291,6 +312,22 @@ def _record_hash(entry: UrlEntry) -> str | None:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
+def _cleaner(folder: str) -> Callable[[UrlEntry], UrlEntry]:
+    """The `clean_urls` mapping for the entries of other sources: `/b.html` -> `/b`, `/a/index.html` ->
+    `/a/`, for URLs under `folder` or written from the root (`/b.html`)."""
+    from sitemapkit.generator.sources.folder import clean_url
+
+    def clean(entry: UrlEntry) -> UrlEntry:
+        loc = entry.loc
+        if loc.startswith("/") or loc.lower().startswith(folder):
+            cleaned = clean_url(loc)
+            if cleaned != loc:
+                return dataclasses.replace(entry, loc=cleaned)
+        return entry
+
+    return clean
+
+
 def _add_sources(
     writer: SitemapWriter,
     sources: list[ListSource],
@@ -299,6 +336,7 @@ def _add_sources(
     on_progress: Callable[[int], None] | None,
     default_encoding: str | None = None,
     hold: bool = False,
+    clean: Callable[[UrlEntry], UrlEntry] | None = None,
 ) -> None:
     def observed(entry: UrlEntry) -> Lastmod | None:
         assert run is not None
@@ -324,11 +362,11 @@ def _add_sources(
             from sitemapkit.generator.sources.sitemaps import read_sitemaps
 
             entries = read_sitemaps(name, writer.log)
-        elif is_url_list(name) and hook is None:
+        elif is_url_list(name) and hook is None and clean is None:
             batched = list_batches(name, writer.log, encoding, sitemap_gen=source.sitemap_gen)
             with batched as (batches, parse_line):
-                for first, lines, clean in batches:
-                    writer.add_lines(lines, first, parse_line, clean=clean)
+                for first, lines, canonical in batches:
+                    writer.add_lines(lines, first, parse_line, clean=canonical)
                     stats.read += len(lines)
                     if on_progress is not None:
                         on_progress(stats.read)
@@ -336,7 +374,7 @@ def _add_sources(
         if entries is None:
             entries = read_source(name, writer.log, encoding, sitemap_gen=source.sitemap_gen)
         for entry in entries:
-            writer.add_entry(entry, hook, hold=hold)
+            writer.add_entry(clean(entry) if clean is not None else entry, hook, hold=hold)
             stats.read += 1
             if on_progress is not None and not stats.read % 10_000:
                 on_progress(stats.read)
@@ -407,14 +445,20 @@ def _page_lastmod(
     def lastmod(entry: UrlEntry) -> Lastmod | None:
         git_time = git_times.get(page.file) if git_times else None
         if run is not None:
-            return run.observe(entry.loc, content_hash=page.content_hash, mtime=page.mtime, git_time=git_time)
+            return run.observe(
+                entry.loc,
+                content_hash=page.content_hash,
+                source_lastmod=entry.lastmod,  # what the page says (JSON-LD dateModified, ...)
+                mtime=page.mtime,
+                git_time=git_time,
+            )
         if mode == "git":
             return git_time
         if mode == "mtime":
             import datetime
 
             return datetime.datetime.fromtimestamp(int(page.mtime), datetime.UTC)
-        return None
+        return entry.lastmod
 
     return lastmod
 
@@ -427,8 +471,9 @@ def _add_logs(
     run: StateRun | None,
     stats: SourceStats,
     hold: bool = False,
+    clean: Callable[[UrlEntry], UrlEntry] | None = None,
 ) -> None:
-    from sitemapkit.generator.sources.logs import DEFAULT_ASSET_EXTENSIONS, read_logs
+    from sitemapkit.generator.sources.logs import DEFAULT_ASSET_EXTENSIONS, DEFAULT_EXCLUDED_AGENTS, read_logs
 
     summary = read_logs(
         logs.paths,
@@ -436,6 +481,7 @@ def _add_logs(
         min_hits=logs.min_hits,
         strip_query=logs.strip_query,
         exclude=logs.exclude,
+        exclude_agents=DEFAULT_EXCLUDED_AGENTS if logs.exclude_agents is None else logs.exclude_agents,
         allow_hosts=allow_hosts,
         report=writer.log,
         encoding=logs.encoding,
@@ -456,4 +502,6 @@ def _add_logs(
 
     for entry in entries:
         stats.log_pages += 1
-        writer.add_entry(entry, observed if run is not None else None, hold=hold)
+        writer.add_entry(
+            clean(entry) if clean is not None else entry, observed if run is not None else None, hold=hold
+        )

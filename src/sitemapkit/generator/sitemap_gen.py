@@ -47,7 +47,7 @@ from sitemapkit.generator.config import (
     load_config,
 )
 from sitemapkit.generator.rules import UrlFilter
-from sitemapkit.generator.run import FolderSource, ListSource, LogSource
+from sitemapkit.generator.run import HTML_PAGES, FolderSource, ListSource, LogSource
 from sitemapkit.generator.sources.records import TextRecord
 
 _ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -433,7 +433,8 @@ def to_toml(config: BuildConfig) -> str:
         _opt(out, "url", f.url)
         _opt(out, "default_file", f.default_files)
         _opt(out, "clean_urls", f.clean_urls, False)
-        out.append(f"include = {_q(list(f.include))}")
+        # a folder source always lists the HTML pages; `include` adds to them
+        _opt(out, "include", tuple(g for g in f.include if g not in HTML_PAGES), ())
         _opt(out, "exclude", f.exclude, ())
         _opt(out, "images", f.images, False)
         _opt(out, "volatile", f.volatile_selectors, ())

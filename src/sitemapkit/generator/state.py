@@ -268,6 +268,11 @@ class StateStore:
         try:
             self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as exc:
+            folder = self.path.parent
+            if not self.path.exists() and not os.access(folder, os.W_OK):
+                raise InputError(
+                    f"{self.path}: cannot create the state database (no permission to write in {folder})"
+                ) from None
             raise _sqlite_error(self.path, exc, timeout) from None
         self._active: StateRun | None = None
         try:
@@ -496,10 +501,13 @@ class StateRun:
         self._conn = store._conn
         self._lookup = self._conn.cursor()
         self._caches: list[FileCache] = []
+        self._kept: list[tuple[str, bool]] = []
         self.id = 0
         self.added = self.revived = self.changed = self.unchanged = 0
         self.removed = 0
         self._started = False
+        self.first = False
+        """True for the store's first run: with no history, a new URL gets no lastmod but its source's."""
         self._finalized = False
         self.closed = False
 
@@ -537,6 +545,9 @@ class StateRun:
                 (self._now_text, self.lastmod_mode),
             )
             self.id = int(cur.lastrowid or 0)
+            self.first = (
+                conn.execute("SELECT 1 FROM runs WHERE id < ? LIMIT 1", (self.id,)).fetchone() is None
+            )
         except BaseException:
             self.rollback()
             raise
@@ -572,6 +583,12 @@ class StateRun:
             try:
                 self._flush()
                 self._finish_caches()
+                for url, below in self._kept:  # not seen, but not known to be gone either
+                    self._conn.execute(
+                        "UPDATE urls SET seen_run = ?1 WHERE removed_run IS NULL AND seen_run < ?1 AND "
+                        + ("substr(url, 1, length(?2)) = ?2" if below else "url = ?2"),
+                        (self.id, url),
+                    )
                 cur = self._conn.execute(
                     "UPDATE urls SET removed_run = ?1, removed_at = ?2 "
                     "WHERE removed_run IS NULL AND seen_run < ?1",
@@ -673,6 +690,14 @@ class StateRun:
             for row in self._conn.execute(sql, chunk):
                 self._prefetched[row[0]] = row[1:]
 
+    def keep(self, url: str, *, below: bool = False) -> None:
+        """Do not record `url` (with `below`, every URL that starts with it) as removed by this run, though
+        it was not observed: its page or folder could not be read, so whether it is gone is not known."""
+        self._check_open()
+        if self._finalized:
+            raise UsageError("the run is finalized; nothing more can be observed")
+        self._kept.append((url, below))
+
     def observe(
         self,
         url: str,
@@ -687,7 +712,9 @@ class StateRun:
         `url` should be normalised (as the writer publishes it). By mode:
 
         - `content`: the stored lastmod while `content_hash` is unchanged (a `None` hash is "unknown" and
-          changes nothing). A new URL gets `source_lastmod` if given, else the run's `now`. Changed
+          changes nothing). A new URL gets `source_lastmod` if given, else the run's `now`, except in the
+          store's first run (`first`: with no history, nothing says it changed now) and for a URL whose
+          content is unknown (a `None` hash, a list or log entry): those get none. Changed
           content gets `source_lastmod` if given and later than the stored lastmod (the source knows when
           it changed), else `now` (a source date that did not move is stale). A revived URL keeps its old
           lastmod when its content is unchanged.
@@ -725,8 +752,9 @@ class StateRun:
         mode = self.lastmod_mode
         lastmod: Lastmod | None
         if mode == "content":
-            if is_new:
-                lastmod = source_lastmod if source_lastmod is not None else self.now
+            if is_new:  # "now" only when the content is known, and not in the first run (nothing changed now)
+                invent = source_lastmod is None and not self.first and content_hash is not None
+                lastmod = self.now if invent else source_lastmod
             elif hash_changed:
                 if source_lastmod is not None and (
                     stored is None or sort_key(source_lastmod) > sort_key(stored)

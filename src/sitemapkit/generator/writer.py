@@ -26,7 +26,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from xxhash import xxh3_64_intdigest
 
 from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URL_LENGTH, MAX_URLS
-from sitemapkit.core.dates import format_w3c, parse_w3c, sort_key
+from sitemapkit.core.dates import CLOCK_SKEW, format_w3c, parse_w3c, sort_key
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
@@ -67,6 +67,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _COPY_CHUNK = 1 << 20
 _QUEUED = 2
 _FOOTER = len(xml_footer("urlset").encode())
+_SMALLEST_URL = len("<url><loc>http://a.b/</loc></url>\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,8 +220,12 @@ class SitemapWriter:
     ) -> None:
         if not 1 <= max_urls <= MAX_URLS:
             raise UsageError(f"max_urls must be from 1 to {MAX_URLS:,} (got {max_urls:,})")
-        if not 1 <= max_bytes <= MAX_BYTES:
-            raise UsageError(f"max_bytes must be from 1 to {MAX_BYTES:,} (got {max_bytes:,})")
+        smallest = len((xml_header("urlset", (), None) + xml_footer("urlset")).encode()) + _SMALLEST_URL
+        if not smallest <= max_bytes <= MAX_BYTES:
+            raise UsageError(
+                f"max_bytes must be from {smallest:,} (a sitemap of one short URL) to {MAX_BYTES:,} "
+                f"(got {max_bytes:,})"
+            )
         if index not in ("auto", "always", "never"):
             raise UsageError(f"index must be auto, always or never (got {index!r})")
         if not _NAME.fullmatch(name) or ".." in name:
@@ -251,6 +256,7 @@ class SitemapWriter:
         self._own_numbered = 0
         self._own_keys(own_urls)
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
+        self._safe_day = (self.pipeline.now + CLOCK_SKEW).date().isoformat()  # earlier days are never future
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
         self._suffix = ".xml.gz" if gzip else ".xml"
@@ -264,12 +270,13 @@ class SitemapWriter:
         self._header_cache: dict[frozenset[str], int] = {}
         self._held: dict[str, UrlEntry] = {}
         self.result: PublishResult | None = None
+        if self.out_dir.exists() and not self.out_dir.is_dir():  # /dev/null, a file: not "File exists"
+            raise PublishError(f"{self.out_dir}: not a folder; --out names the folder the sitemaps go in")
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
-        if not self.out_dir.is_dir():
-            raise PublishError(f"{self.out_dir}: not a folder")
+        _check_writable(self.out_dir)
         self._groups: HreflangGroups | None = None
         if hreflang == "complete":
             from sitemapkit.generator.hreflang import HreflangGroups
@@ -420,8 +427,9 @@ class SitemapWriter:
                 self.log.add(
                     Diagnostic.make(
                         "file-too-large",
-                        f"this one entry takes {len(data):,} bytes, more than a sitemap may hold "
-                        f"({self.max_bytes:,}); it is left out",
+                        f"a sitemap holding only this entry would take {header + len(data) + _FOOTER:,} "
+                        f"bytes ({len(data):,} for the entry, {header + _FOOTER:,} for the header and "
+                        f"footer), more than the {self.max_bytes:,} allowed; it is left out",
                         source=entry.sitemap if entry else None,
                         line=entry.line if entry else None,
                         url=entry.loc if entry else None,
@@ -563,7 +571,7 @@ class SitemapWriter:
 
     def _known_day(self, day: str) -> bool:
         """Whether `day` is a valid canonical date `YYYY-MM-DD` (remembered for up to 100,000 days)."""
-        valid = _CANON_DAY.fullmatch(day) is not None
+        valid = _CANON_DAY.fullmatch(day) is not None and day < self._safe_day  # a later day may be future
         if valid:
             try:
                 dt.date.fromisoformat(day)
@@ -724,6 +732,13 @@ class SitemapWriter:
         if not self._done:
             raise PublishError("no URL was accepted, so there is nothing to publish; nothing was changed")
         with_index = self.index_mode == "always" or (self.index_mode == "auto" and len(self._done) > 1)
+        if self.index_mode == "never" and len(self._done) > 1:
+            urls = sum(d.urls for d in self._done)
+            raise PublishError(
+                f"index 'never': the {urls:,} URLs need {len(self._done):,} files, but "
+                "without an index only one file can be announced (robots.txt, Search Console); use index "
+                "'auto', or raise the URL or byte limit per file. Nothing was published"
+            )
         if len(self._done) > MAX_URLS and with_index:
             raise PublishError(
                 f"{len(self._done):,} sitemaps exceed the {MAX_URLS:,} an index may list "
@@ -823,6 +838,20 @@ class SitemapWriter:
             raise PublishError(f"{path}: unreadable manifest ({exc}); remove it to start afresh") from None
         return {n for n in names if isinstance(n, str) and _is_plain_name(n)}
 
+    def _owner(self, file_name: str) -> str | None:
+        """The name of another sitemap set of this folder whose manifest lists `file_name`, if any."""
+        for manifest in sorted(self.out_dir.glob(".sitemapkit-*.json")):
+            other = manifest.name[len(".sitemapkit-") : -len(".json")]
+            if other == self.name:
+                continue
+            try:
+                names = json.loads(manifest.read_text("utf-8"))["files"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if isinstance(names, list) and file_name in names:
+                return other
+        return None
+
     def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Rename the finished files into place and record them; return the names removed and the names
         left alone because their bytes did not change (an unchanged rebuild rewrites nothing, so mtimes,
@@ -834,6 +863,12 @@ class SitemapWriter:
         for _, final in renames:
             if final.name in previous or not (final.exists() or final.is_symlink()):
                 continue
+            other = self._owner(final.name)
+            if other is not None:
+                raise PublishError(
+                    f"{final} belongs to the sitemap set named {other!r} in this folder; choose a --name "
+                    "whose files do not collide with its files. Nothing was published"
+                )
             if final.is_symlink():
                 raise PublishError(
                     f"{final} is a symbolic link not written by sitemapkit; move it away or choose another "
@@ -861,6 +896,19 @@ class SitemapWriter:
                 path.unlink()
                 removed.append(stale)
         return tuple(removed), tuple(unchanged)
+
+
+def _check_writable(folder: Path) -> None:
+    """Raise `PublishError` unless a file can be made in `folder` (made and removed again): the temporary
+    files go there, so an unwritable folder is refused before anything is read."""
+    probe = folder / f".sitemapkit-probe.{secrets.token_hex(4)}.tmp"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        raise PublishError(
+            f"{folder}: cannot write in the output folder ({exc.strerror or exc}); nothing was published"
+        ) from None
+    probe.unlink()
 
 
 def _key(value: Lastmod) -> str:

@@ -165,6 +165,8 @@ class Discovery:
     robots_url: str
     robots_status: int | None = None
     """HTTP status of robots.txt; None when it could not be fetched at all."""
+    robots_bytes: int = 0
+    """The size of the robots.txt body read."""
     sitemaps: list[str] = field(default_factory=list)
     via: Literal["robots", "well-known"] | None = None
     error: str | None = None
@@ -187,6 +189,7 @@ async def discover(
         result.error = exc.reason
     else:
         result.robots_status = robots.status
+        result.robots_bytes = len(robots.body)
         if robots.ok:
             result.sitemaps = sitemaps_in_robots(robots.body, robots.final_url, on_diagnostic=on_diagnostic)
     if result.sitemaps:

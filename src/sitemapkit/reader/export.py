@@ -86,7 +86,8 @@ def entry_to_dict(entry: UrlEntry) -> dict[str, Any]:
 
 
 def _bad(what: str, value: object) -> InputError:
-    return InputError(f"{what}: unexpected value {value!r}")
+    shown = json.dumps(value, ensure_ascii=False, default=str)  # as the input wrote it, not a Python repr
+    return InputError(f"{what}: unexpected value {shown[:200]}")
 
 
 def _str(d: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -136,7 +137,9 @@ def _objects(d: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
 def _unknown(d: Mapping[str, Any], allowed: Iterable[str], where: str) -> None:
     extra = sorted(set(d) - set(allowed))
     if extra:
-        raise InputError(f"{where}: unknown field{'s' if len(extra) > 1 else ''} {', '.join(extra)}")
+        hints = [f"{e} -> {a}" for e in extra for a in allowed if a.endswith("_" + e)]
+        hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+        raise InputError(f"{where}: unknown field{'s' if len(extra) > 1 else ''} {', '.join(extra)}{hint}")
 
 
 def _image(d: Mapping[str, Any], where: str) -> Image:

@@ -7,10 +7,13 @@ so feeds are reported exactly like sitemaps.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator
 from typing import Final, NamedTuple, cast
 
 from lxml import etree
+
+from sitemapkit.core.dates import MAX_UTC_OFFSET
 
 NS_ATOM: Final = "http://www.w3.org/2005/Atom"
 NS_ATOM_03: Final = "http://purl.org/atom/ns#"
@@ -118,13 +121,28 @@ def atom_entry(entry: etree._Element) -> FeedItem:
 
 
 def parse_rfc822(text: str) -> dt.datetime | None:
-    """An RFC 822/2822 date (`Tue, 10 Jun 2003 04:00:00 GMT`) as an aware datetime, or None."""
+    """An RFC 822/2822 date (`Tue, 10 Jun 2003 04:00:00 GMT`) as an aware datetime, or None when it is not
+    one: a date without a zone, or with one that is not a known name or an offset (`XYZ`), says nothing
+    about the instant, so it is refused (reported, lastmod left out), as a zoneless `<lastmod>` is; the
+    offset must lie within 14 hours. `-0000` (UTC, the sender's zone unknown) is UTC."""
     import email.utils  # only feeds need it: importing it costs more than a small sitemap takes to read
 
+    text = text.strip()
     try:
-        value = email.utils.parsedate_to_datetime(text.strip())
-    except (TypeError, ValueError, IndexError):
+        parts = email.utils.parsedate_tz(text)
+        if parts is None or parts[9] is None or not _ZONE.search(text):
+            return None
+        value = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if value.utcoffset() is None:
         value = value.replace(tzinfo=dt.UTC)
+    offset = value.utcoffset()
+    if offset is not None and abs(offset) > MAX_UTC_OFFSET:
+        return None
     return value
+
+
+# The zone at the end: an offset, or a name RFC 822 (and common use) defines. `email.utils` takes an
+# unknown name for UTC, and so would we without this check.
+_ZONE = re.compile(r"(?:[+-]\d{4}|\b(?:UT|UTC|GMT|Z|[ECMP][SD]T)|\b[A-IK-Z])\s*$", re.IGNORECASE)

@@ -5,7 +5,8 @@ What it guarantees, whoever calls it:
 - http and https only, at every redirect hop; redirects are followed here (not by httpx) so that
   each hop is recorded, with a maximum number of hops and loop detection;
 - bounded concurrency per host and in total;
-- retries with exponential backoff and jitter on 429, 5xx and connection errors, honouring
+- retries with exponential backoff and jitter on 429, 5xx and connection errors (not on a host name
+  that does not exist: DNS said so, and a retry changes nothing), honouring
   `Retry-After` (seconds or an HTTP date, capped); the sleep, the jitter and the clock are injectable;
 - connect and read timeouts; a cap on the bytes taken from the wire (the body is streamed and
   reading stops past the cap);
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import socket
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -441,7 +443,7 @@ class Fetcher:
             except (httpx.UnsupportedProtocol, httpx.ProxyError) as exc:
                 raise FetchError(url, _describe(exc)) from None
             except httpx.TransportError as exc:
-                if attempt > opts.retries:
+                if attempt > opts.retries or _unresolvable(exc):  # a name that does not resolve will not
                     raise FetchError(url, _transport_reason(exc, opts, attempt)) from None
                 await opts.sleep(opts.backoff(attempt - 1))
                 continue
@@ -466,6 +468,20 @@ class Fetcher:
                 response.redirects,
                 truncated,
             )
+
+
+def _unresolvable(exc: BaseException) -> bool:
+    """True when the host name does not exist (DNS says so: EAI_NONAME, EAI_NODATA), which no retry
+    changes; a temporary DNS failure (EAI_AGAIN) is retried like any connection error."""
+    final = {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)}
+    seen: BaseException | None = exc
+    for _ in range(8):  # the causes httpx and httpcore chain
+        if seen is None:
+            break
+        if isinstance(seen, socket.gaierror) and seen.errno in final:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _transport_reason(exc: httpx.TransportError, opts: FetchOptions, attempts: int) -> str:

@@ -48,6 +48,10 @@ SITEMAP_KINDS: Final = frozenset({"urlset", "sitemapindex", "text", "rss", "atom
 _URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
 
 
+_CUT_SHORT: Final = frozenset({"parse-error", "compression-error"})
+"""What the parser says about a body that ends early: not reported again after `download-too-large`."""
+
+
 @dataclass(eq=False, slots=True)
 class SitemapNode:
     """One sitemap of the tree a walk went through, filled in as it is read.
@@ -283,7 +287,9 @@ class _Walk:
         if found.via == "well-known":
             self.root = SitemapNode(src.location, kind="site")
         else:
-            self.root = SitemapNode(found.robots_url, kind="robots", status=found.robots_status)
+            self.root = SitemapNode(
+                found.robots_url, kind="robots", status=found.robots_status, bytes=found.robots_bytes
+            )
         if not found.sitemaps:
             robots = (
                 f"robots.txt could not be fetched ({found.error})"
@@ -400,8 +406,11 @@ class _Walk:
     ) -> AsyncIterator[list[UrlEntry]]:
         node = item.node
         first_error: list[str] = []
+        capped: list[bool] = []  # set once the download cap cut the body off
 
         def on_diagnostic(d: Diagnostic) -> None:
+            if capped and d.code in _CUT_SHORT:
+                return  # the end of a body the cap cut off: download-too-large already says so
             if d.is_error and not first_error:
                 first_error.append(f"[{d.code}] {d.message}")
             self.log.add(d)
@@ -422,6 +431,7 @@ class _Walk:
                     node.bytes = response.raw_bytes
         except DownloadTooLargeError:
             node.truncated = True
+            capped.append(True)
             self._report(
                 "download-too-large",
                 f"more than {self.options.max_download:,} bytes; reading stopped, complete entries kept",

@@ -20,14 +20,11 @@ from typing import Final
 
 from xxhash import xxh3_64_intdigest
 
-from sitemapkit.core.dates import format_w3c
-from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.dates import MAX_UTC_OFFSET, FutureLimit, format_w3c
+from sitemapkit.core.diagnostics import Diagnostic, Severity
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.model import Alternate, IndexEntry, Lastmod, UrlEntry
 from sitemapkit.core.urls import Scope, normalize_url
-
-CLOCK_SKEW: Final = dt.timedelta(hours=1)
-"""How far past "now" a date-time may lie before it is reported as in the future (clocks disagree)."""
 
 UNIFORM_MIN: Final = 100
 """`lastmod-uniform` is reported for a file with at least this many `<lastmod>`, all the same instant.
@@ -36,11 +33,10 @@ Below it, a small site updated in one go is plausible; above it, one instant mea
 NEWS_MAX_AGE: Final = dt.timedelta(days=2)
 """Google News reads only articles published in the last two days."""
 
-_AHEAD: Final = dt.timedelta(hours=14)
-"""The furthest any timezone is ahead of UTC (UTC+14): a date is future until some timezone reaches it."""
 _BEHIND: Final = dt.timedelta(hours=12)
 """The furthest any timezone is behind UTC (UTC-12)."""
 _DAY: Final = dt.timedelta(days=1)
+_NO_OFFSET: Final = dt.timedelta(0)
 _MASK: Final = (1 << 64) - 1
 
 Emit = Callable[[Diagnostic], None]
@@ -66,9 +62,7 @@ class TreeChecks:
         self.emit = emit
         self.now = now if now.utcoffset() is not None else now.replace(tzinfo=dt.UTC)
         self.allow_hosts = tuple(allow_hosts)
-        self.future_after = self.now + CLOCK_SKEW
-        # A date-only value is in the future once its midnight, even at UTC+14, is past future_after.
-        self.future_day_after = (self.future_after + _AHEAD).date()
+        self.is_future = FutureLimit(self.now)
         self.news_before = self.now - NEWS_MAX_AGE
         self.pages: dict[int, int] = {}
         """Hash of each page URL -> ordinal of the file that listed it first."""
@@ -83,12 +77,6 @@ class TreeChecks:
         return FileChecks(self, ordinal, source, scope, sources)
 
     # -- dates ---------------------------------------------------------------------------------------
-
-    def is_future(self, value: Lastmod) -> bool:
-        if isinstance(value, dt.datetime):
-            aware = value if value.utcoffset() is not None else value.replace(tzinfo=dt.UTC)
-            return aware > self.future_after
-        return value > self.future_day_after
 
     def is_old_news(self, value: Lastmod) -> bool:
         if isinstance(value, dt.datetime):
@@ -162,8 +150,12 @@ class FileChecks:
         self._lastmods = 0
         self._uniform = True
 
-    def _emit(self, code: str, message: str, line: int | None, url: str | None) -> None:
-        self.tree.emit(Diagnostic.make(code, message, source=self.source, line=line, url=url))
+    def _emit(
+        self, code: str, message: str, line: int | None, url: str | None, severity: Severity | None = None
+    ) -> None:
+        self.tree.emit(
+            Diagnostic.make(code, message, source=self.source, line=line, url=url, severity=severity)
+        )
 
     def _normalise(self, loc: str, line: int | None, flagged: bool, what: str) -> str | None:
         try:
@@ -193,6 +185,14 @@ class FileChecks:
         )
 
     def _dates(self, value: Lastmod | None, tag: str, line: int | None, url: str) -> None:
+        if isinstance(value, dt.datetime) and abs(value.utcoffset() or _NO_OFFSET) > MAX_UTC_OFFSET:
+            self._emit(
+                "invalid-date",
+                f"<{tag}> {format_w3c(value)} has a timezone offset beyond 14 hours, which no timezone has "
+                "(W3C and ISO offsets run from -14:00 to +14:00).",
+                line,
+                url,
+            )
         if value is not None and self.tree.is_future(value):
             self._emit(
                 "future-date",
@@ -218,6 +218,16 @@ class FileChecks:
             return
         written = entry.loc
         self._in_scope(loc, line, "The URL", written)
+        if "#" in loc:
+            loc, _, fragment = loc.partition("#")
+            self._emit(
+                "invalid-url",
+                f"The URL has a fragment (#{fragment[:100]}); search engines drop it, so it names the same "
+                "page as the URL without it. Leave the fragment out.",
+                line,
+                written,
+                Severity.WARNING,
+            )
         tree = self.tree
         key = url_key(loc)
         pages = tree.pages

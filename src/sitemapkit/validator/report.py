@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sitemapkit.core.diagnostics import Diagnostic, Severity
+from sitemapkit.core.diagnostics import Diagnostic
 
 __all__ = ["DEFAULT_MAX_UNCOMPRESSED", "KEEP", "FileReport", "ValidationReport"]
 
 KEEP: Final = 10_000
-"""Diagnostics of each severity a report keeps by default (its counts are always exact)."""
+"""Diagnostics of each code a report keeps by default (its counts are always exact): one code that comes
+50,000 times (a missing child each) never crowds out another."""
 DEFAULT_MAX_UNCOMPRESSED: Final = 100 * 1024 * 1024
 """Most bytes one file is read to, uncompressed (the limit itself, 52,428,800, is reported, not enforced)."""
 _URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
+_ABOUT_A_CHILD: Final = frozenset(
+    {"read-error", "http-error", "download-too-large", "fetch-loop", "too-deep"}
+)
+"""Codes an index's line carries about the child sitemap it lists (which could not be read): shown after
+the index's own findings."""
 
 
 @dataclass(slots=True)
@@ -67,9 +74,9 @@ class FileReport:
 class ValidationReport:
     """What `validate` found. Iterate it for the diagnostics (in the order found).
 
-    `errors` and `warnings` are exact; the report keeps the first `keep` diagnostics of each severity
-    (`truncated` says whether some were dropped). `files` lists every file read, in walk order; `notes`
-    says what could not be checked (for example scope, without a public URL).
+    `errors`, `warnings` and `codes` (the count of each code) are exact; the report keeps the first `keep`
+    diagnostics of each code (`truncated` says whether some were dropped). `files` lists every file read,
+    in walk order; `notes` says what could not be checked (for example scope, without a public URL).
     """
 
     def __init__(self, keep: int | None = KEEP) -> None:
@@ -80,7 +87,8 @@ class ValidationReport:
         self.warnings = 0
         self.truncated = False
         self._keep = keep
-        self._kept = {Severity.ERROR: 0, Severity.WARNING: 0}
+        self.codes: Counter[str] = Counter()
+        """How many diagnostics of each code were found (all of them, kept or not)."""
         self._by_source: dict[str, FileReport] = {}
         self._excerpts: dict[Diagnostic, str] = {}
 
@@ -117,14 +125,20 @@ class ValidationReport:
             self.warnings += 1
             if file is not None:
                 file.warnings += 1
-        if self._keep is None or self._kept[d.severity] < self._keep:
-            self._kept[d.severity] += 1
+        self.codes[d.code] += 1
+        if self._keep is None or self.codes[d.code] <= self._keep:
             self.diagnostics.append(d)
         else:
             self.truncated = True
 
-    def summary(self) -> dict[str, int]:
-        return {"files": len(self.files), "urls": self.urls, "errors": self.errors, "warnings": self.warnings}
+    def summary(self) -> dict[str, Any]:
+        return {
+            "files": len(self.files),
+            "urls": self.urls,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "codes": dict(sorted(self.codes.items())),
+        }
 
     def to_dict(self, limit: int | None = None) -> dict[str, Any]:
         """JSON-ready: `diagnostics` (at most `limit`, see `shown`), `summary`, `files` and `notes`."""
@@ -145,16 +159,26 @@ class ValidationReport:
     def shown(self, limit: int | None = None) -> list[Diagnostic]:
         """The kept diagnostics to show, grouped by file (in walk order), errors first, then by line.
 
-        With a `limit`, errors are chosen before warnings, so a cap never hides an error behind a warning.
+        With a `limit`, the first diagnostic of every code is chosen first (errors, then warnings), then
+        the others, errors before warnings: a cap never hides a code, nor an error behind a warning. A
+        file's own findings come before those of the files it lists (walk order).
         """
         order = {f.source: i for i, f in reversed(list(enumerate(self.files)))}
         unknown = len(order)
 
-        def key(d: Diagnostic) -> tuple[int, str, int, int, int]:
+        def key(d: Diagnostic) -> tuple[int, str, int, int, int, int]:
             file = order.get(d.source or "", unknown)
-            return (file, d.source or "", 0 if d.is_error else 1, d.line or 0, d.column or 0)
+            child = 1 if d.code in _ABOUT_A_CHILD else 0  # reported at the index's line, about a child
+            return (file, d.source or "", child, 0 if d.is_error else 1, d.line or 0, d.column or 0)
 
         items = self.diagnostics
         if limit is not None and limit < len(items):
-            items = sorted(items, key=lambda d: (0 if d.is_error else 1, *key(d)))[:limit]
+            ranked = sorted(items, key=lambda d: (0 if d.is_error else 1, *key(d)))
+            firsts: dict[str, Diagnostic] = {}
+            for d in ranked:
+                firsts.setdefault(d.code, d)
+            chosen = list(firsts.values())[:limit]
+            taken = {id(d) for d in chosen}
+            chosen += [d for d in ranked if id(d) not in taken][: max(0, limit - len(chosen))]
+            items = chosen
         return sorted(items, key=key)

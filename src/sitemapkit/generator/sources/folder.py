@@ -25,7 +25,11 @@ Pages left out, each passed to `explain` as a `Skip` and counted in `FolderScan.
 - `redirect`: `<meta http-equiv="refresh">` whose content names a URL other than the page.
 - `canonical`: `<link rel="canonical">` naming another URL. That URL is listed *instead*, once, after the
   walk, when it is in scope and is not served by a file of the folder (which is then listed by its own scan,
-  or skipped by its own rules); its entry takes the page's alternates, images, mtime and hash.
+  or skipped by its own rules); its entry takes the page's alternates, images, mtime and hash. A canonical
+  that the file itself serves (`/a` or `/a.html` for `a.html`, with or without `clean_urls`) is the URL the
+  page is listed under: the declared canonical wins (an index page is listed as its folder, `/d/`, even when
+  its canonical writes out `/d/index.html`). A canonical that is out of scope by its scheme only
+  (`http://` on an `https://` site) is also a warning (`url-not-allowed`).
 - `symlink-outside-root`, `symlinked-folder`, `unreadable` (the last also reported as a diagnostic).
 
 Broken pages never stop the walk: an empty file, binary junk named `.html`, a page larger than
@@ -50,6 +54,7 @@ nothing grows with the size of the site.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -65,9 +70,11 @@ from urllib.parse import quote, unquote
 
 from lxml import etree
 
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
-from sitemapkit.core.model import Alternate, Image, UrlEntry
+from sitemapkit.core.dates import parse_w3c
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
+from sitemapkit.core.model import Alternate, Image, Lastmod, UrlEntry
 from sitemapkit.core.page import (
+    DEFAULT_VOLATILE_PATTERNS,
     DEFAULT_VOLATILE_SELECTORS,
     Note,
     PageError,
@@ -89,7 +96,7 @@ if TYPE_CHECKING:
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 INDEX_NAMES = ("index.html", "index.htm", "index.xhtml")
 DEFAULT_MAX_PAGE_BYTES = 32 * 1024 * 1024
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Part of the file cache's fingerprint: bump it when what a scan makes of a file changes."""
 RACY_NS = 2_000_000_000
 """A file whose mtime is less than this (2 s) before the scan started, or later, is cached untrusted and
@@ -171,13 +178,17 @@ class _Result:
     alternates: tuple[tuple[str, str], ...] = ()
     images: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
+    modified: str | None = None
+    """When the page says it was modified (`core.page.PageMeta.modified`)."""
 
     def dump(self) -> str | None:
         """The result without its hash, as text for the file cache: None when there is nothing else; the
         image URLs one a line when there are only images (normalised URLs hold no line break); else JSON."""
-        if not (self.skip or self.canonical or self.alternates or self.notes):
+        if not (self.skip or self.canonical or self.alternates or self.notes or self.modified):
             return "\n".join(self.images) if self.images else None
-        return _JSON.encode([self.skip, self.canonical, self.alternates, self.images, self.notes])
+        return _JSON.encode(
+            [self.skip, self.canonical, self.alternates, self.images, self.notes, self.modified]
+        )
 
     @classmethod
     def load(cls, content_hash: str | None, data: str | None) -> _Result:
@@ -186,7 +197,7 @@ class _Result:
             return cls(content_hash)
         if not data.startswith("["):
             return cls(content_hash, images=tuple(data.split("\n")))
-        skip, canonical, alternates, images, notes = json.loads(data)
+        skip, canonical, alternates, images, notes, modified = json.loads(data)
         return cls(
             content_hash,
             (skip[0], skip[1]) if skip else None,
@@ -194,6 +205,7 @@ class _Result:
             tuple((h, u) for h, u in alternates),
             tuple(images),
             tuple((c, m, v) for c, m, v in notes),
+            modified,
         )
 
 
@@ -281,7 +293,16 @@ def scan_folder(
         def diag(code: str, message: str, path: str, severity: Severity | None = None) -> None:
             report(Diagnostic.make(code, message, source=path, severity=severity))
 
-        for path, rel, key, is_link in _walk(real_root, skip):
+        def unreadable_folder(path: str, rel: str, exc: OSError) -> None:
+            """A folder that cannot be listed: its pages are not known, so none is taken for removed."""
+            reason = f"the folder cannot be read ({exc.strerror or exc})"
+            diag("page-unreadable", f"{reason}; the pages in it are left out", path)
+            prefix = _url_of(scope.folder, rel, False)
+            skip(path, prefix, "unreadable", reason)
+            if state is not None:
+                state.keep(prefix, below=True)
+
+        for path, rel, key, is_link in _walk(real_root, skip, unreadable_folder):
             name = rel.rsplit("/", 1)[-1]
             if not selected(rel, name):
                 continue
@@ -315,6 +336,8 @@ def scan_folder(
                 reason = f"cannot be read ({exc.strerror or exc})"
                 diag("page-unreadable", f"{reason}; the page is left out", path)
                 skip(path, url, "unreadable", reason)
+                if state is not None:
+                    state.keep(url)
                 continue
             for code, message, severity in result.notes:
                 diag(code, message, path, Severity(severity) if severity else None)
@@ -323,17 +346,29 @@ def scan_folder(
                 continue
             entry = UrlEntry(
                 url,
+                _parse_modified(result.modified) if result.modified else None,
                 alternates=tuple(Alternate(h, u) for h, u in result.alternates),
                 images=tuple(Image(u) for u in result.images),
-                sitemap=path,
+                sitemap=printable(path, None),  # a name that is not UTF-8 shows its bytes as \xe9
             )
             page = FolderPage(entry, path, st.st_mtime, cast(str, result.content_hash))
             canonical = result.canonical
+            if canonical is not None and canonical in _aliases(url, rel):
+                # the file serves its canonical too (`/a` for `a.html`): the URL it declares is listed
+                page = replace(page, entry=replace(entry, loc=canonical))
+                canonical = None
             if canonical is not None:
                 if canonical not in scope:
-                    skip(
-                        path, url, "canonical", f"canonical {canonical} is outside the scope; nothing listed"
-                    )
+                    why = scope.explain(canonical)
+                    if why.startswith("scheme"):  # the page's own URL on http, most likely a template slip
+                        diag(
+                            "url-not-allowed",
+                            f"<link rel=canonical> {canonical} is outside the sitemap's scope ({why}); "
+                            "the page is left out",
+                            path,
+                            Severity.WARNING,
+                        )
+                    skip(path, url, "canonical", f"canonical {canonical} is outside the scope ({why})")
                 elif _served_by_file(canonical, scope.folder, real_root, selected):
                     skip(path, url, "canonical", f"canonical {canonical} is listed by its own file")
                 elif canonical in pending:
@@ -349,6 +384,11 @@ def scan_folder(
             yield pending[canonical]
 
     return FolderScan(pages)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_modified(text: str) -> Lastmod:
+    return parse_w3c(text)
 
 
 def _globs(patterns: tuple[str, ...]) -> tuple[Callable[[str], object], Callable[[str], object]]:
@@ -382,6 +422,7 @@ def _fingerprint(
         clean_urls,
         images,
         DEFAULT_VOLATILE_SELECTORS,
+        [p.pattern for p in DEFAULT_VOLATILE_PATTERNS],
         selectors,
         [[p.pattern, p.flags] for p in patterns],
         max_page_bytes,
@@ -436,18 +477,31 @@ def _analyse_html(
                     Severity.WARNING.value,
                 )
             )
-        elif canonical == url or canonical in _aliases(url, rel):
-            canonical = None
+        elif canonical == url or (
+            rel.rpartition("/")[2].lower() in INDEX_NAMES and canonical in _aliases(url, rel)
+        ):
+            canonical = None  # a folder's index page is listed as the folder (`/d/`), even as `/d/index.html`
     alternates = alternates_of(meta.alternates, base, notes)
     srcs = images_of(root_el, base, scope, notes) if images else ()
-    return _Result(hash_tree(root_el, selectors, patterns), None, canonical, alternates, srcs, tuple(notes))
+    return _Result(
+        hash_tree(root_el, selectors, patterns),
+        None,
+        canonical,
+        alternates,
+        srcs,
+        tuple(notes),
+        meta.modified,
+    )
 
 
 def _walk(
-    root: str, skip: Callable[[str, str | None, str, str], None]
+    root: str,
+    skip: Callable[[str, str | None, str, str], None],
+    unreadable: Callable[[str, str, OSError], None],
 ) -> Iterator[tuple[str, str, bytes, bool]]:
     """(path, path relative to root with `/`, key, is a symlink) for every non-hidden file, depth first in
-    sorted order: in each folder the index page first, then files and sub-folders by name.
+    sorted order: in each folder the index page first, then files and sub-folders by name. A folder that
+    cannot be listed goes to `unreadable` (path, relative path with a trailing `/`, the error).
 
     The keys ascend as bytes in the same order, for the file cache's merge with its stored rows: a path's
     names, each as a flag byte (1 for an index page, 2 for any other) and the name in UTF-8 (surrogates
@@ -457,7 +511,8 @@ def _walk(
         try:
             with os.scandir(folder) as it:
                 entries = [e for e in it if not e.name.startswith(".")]
-        except OSError:
+        except OSError as exc:
+            unreadable(folder, prefix, exc)
             return iter(())
         entries.sort(key=lambda e: (e.name not in INDEX_NAMES, e.name))
         return (
@@ -501,6 +556,19 @@ def _url_of(folder: str, rel: str, clean_urls: bool, index_names: tuple[str, ...
     if _PLAIN_PATH.fullmatch(rel):  # nothing to quote (the common case; quote takes 3 µs)
         return folder + rel
     return folder + quote(rel, safe=_URL_SAFE, errors="surrogateescape")
+
+
+_PAGE_SUFFIX = re.compile(r"(/index)?\.(?:html?|xhtml)(?=[?#]|$)", re.IGNORECASE)
+
+
+def clean_url(url: str) -> str:
+    """`url` as `clean_urls` lists a page: `/b.html` -> `/b`, `/a/index.html` -> `/a/` (the query and
+    fragment kept), so that other sources of a build (access logs, lists) name folder pages as it does."""
+    path_end = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    match = _PAGE_SUFFIX.search(url, 0, path_end)
+    if match is None or match.end() != path_end:
+        return url
+    return url[: match.start()] + ("/" if match.group(1) else "") + url[path_end:]
 
 
 def _aliases(url: str, rel: str) -> set[str]:

@@ -2,8 +2,12 @@
 
 - A URL list has one URL per line, optionally followed by TAB-separated fields (lastmod, changefreq,
   priority), positional or `key=value`; Google's sitemap_gen.py form `URL lastmod=... priority=...` works too.
+  Fields separated by spaces are read by what they look like (a W3C date, a changefreq word, a number from 0
+  to 1), with a warning once per file; any other space in a URL is percent-encoded, with a warning.
   `#` comments and blank lines are ignored.
-- `.csv` needs a header naming `loc` and optionally `lastmod`, `changefreq`, `priority`.
+- `.csv` needs a header naming `loc` (or `url`, `address`) and optionally `lastmod`, `changefreq`,
+  `priority`; other columns are ignored, `;` or TAB delimiters are detected from the header, and a row may
+  leave out trailing cells.
 - `.jsonl` holds one object per line with those keys.
 - `.gz` inputs are decompressed; `-` reads standard input. UTF-8, with or without a BOM, unless an
   `encoding` is given (see `sitemapkit.generator.sources.encodings`); URLs are UTF-8 percent-encoded.
@@ -15,8 +19,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import difflib
 import gzip
+import itertools
 import json
+import re
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -24,7 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
+from sitemapkit.core.constants import CHANGEFREQS
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
@@ -46,6 +54,10 @@ def open_input(name: str) -> IO[bytes]:
         if raw.peek(2)[:2] == b"\x1f\x8b":
             return cast(IO[bytes], _OwningGzipFile(fileobj=raw, mode="rb"))
         return raw
+    except IsADirectoryError:
+        raise InputError(
+            f"{name}: is a folder, not a URL list; to list a site folder's pages use --dir {name}"
+        ) from None
     except OSError as exc:
         raise InputError(f"{name}: cannot open ({exc.strerror or exc})") from None
 
@@ -75,11 +87,35 @@ class _Reporter:
     """Reports bad lines of one input against its file name and line number."""
 
     def __init__(self, source: str, report: DiagnosticHandler) -> None:
-        self.source = source
+        self.source = printable(source, None)  # a file name that is not UTF-8 shows its bytes as \xe9
         self.report = report
 
-    def bad_line(self, message: str, line: int) -> None:
-        self.report(Diagnostic.make("bad-line", message, source=self.source, line=line))
+        self._noted: set[str] = set()
+
+    def bad_line(self, message: str, line: int, severity: Severity | None = None) -> None:
+        self.report(Diagnostic.make("bad-line", message, source=self.source, line=line, severity=severity))
+
+    def once(self, key: str, message: str, line: int) -> None:
+        """A warning about how the file is written, the first time `key` comes up in it."""
+        if key not in self._noted:
+            self._noted.add(key)
+            self.bad_line(message, line, Severity.WARNING)
+
+
+_DATE_LIKE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2}(?:[Tt][0-9:.]+(?:[Zz]|[+-]\d{2}:\d{2})?)?)?)?")
+_PRIORITY_LIKE = re.compile(r"(?:0|1)?\.\d+|0|1")
+
+
+def _field_of(token: str) -> str | None:
+    """The field a space-separated token of a URL-list line looks like: a W3C date is a lastmod, a
+    changefreq word a changefreq, a number from 0 to 1 a priority; None for anything else."""
+    if token.lower() in CHANGEFREQS:
+        return "changefreq"
+    if _PRIORITY_LIKE.fullmatch(token):
+        return "priority"
+    if _DATE_LIKE.fullmatch(token):
+        return "lastmod"
+    return None
 
 
 # Bytes of a URL list in canonical form: RFC 3986 characters other than % and #, TAB and LF.
@@ -165,10 +201,28 @@ def _list_record(text: str, number: int, fields: _Reporter, sitemap_gen: bool = 
         url, *rest = line.split()
         if rest and all("=" in token for token in rest):
             values = _fields_from(rest, fields, number, positional=False)
-        elif rest and (sitemap_gen or any("=" in token for token in rest)):
+        elif rest and sitemap_gen:
+            values = _sitemap_gen_fields(url, rest, fields, number)
+        elif rest and len(rest) <= len(FIELDS) and all(_field_of(t) or "=" in t for t in rest):
+            values = _fields_from([t for t in rest if "=" in t], fields, number, positional=False)
+            values.update((_field_of(t) or "", t) for t in rest if "=" not in t)
+            values.pop("", None)
+            fields.once(
+                "space-fields",
+                "fields separated by spaces, not TABs: each is read by what it looks like (a W3C date as "
+                "lastmod, a changefreq word, a number from 0 to 1 as priority); noted once per file",
+                number,
+            )
+        elif any("=" in token for token in rest):
             values = _sitemap_gen_fields(url, rest, fields, number)
         elif rest:  # a URL with raw spaces in it: encoded later
             url, values = line, {}
+            fields.bad_line(
+                f"the URL {line[:200]!r} has spaces in it; they are percent-encoded (%20). Separate "
+                "fields with a TAB",
+                number,
+                Severity.WARNING,
+            )
         else:
             values = {}
     return TextRecord(
@@ -232,30 +286,50 @@ def _read_csv(stream: IO[bytes], fields: _Reporter, encoding: str | None = None)
             numbers.append(number)
             yield text
 
-    reader = csv.reader(texts())
+    first = next(lines, None)
+    if first is None:
+        return
+    numbers.append(first[0])
+    delimiter = _delimiter(first[1])
+    reader = csv.reader(itertools.chain([first[1]], texts()), delimiter=delimiter)
     header = next(reader, None)
     if header is None:
         return
-    columns = [h.strip().lower() for h in header]
+    numbers.clear()
+    columns = [_COLUMN_ALIASES.get(c, c) for c in (h.strip().lower() for h in header)]
     if "loc" not in columns:
         raise InputError(
-            f"{fields.source}:1: the CSV header must name a 'loc' column (found: {', '.join(header)})"
+            f"{fields.source}:1: the CSV header must name a 'loc' column (or 'url', 'address') "
+            f"(found: {', '.join(header)})"
         )
-    unknown = [c for c in columns if c not in ("loc", *FIELDS)]
-    if unknown:
-        fields.bad_line(f"unknown column(s) {', '.join(unknown)} ignored", 1)
+    for column in columns:  # other columns are normal in exports; a near miss of a field is not
+        near = difflib.get_close_matches(column, FIELDS, n=1, cutoff=0.7)
+        if column not in ("loc", *FIELDS) and near:
+            fields.bad_line(f"column {column!r} is not read; did you mean {near[0]!r}?", 1, Severity.WARNING)
     loc_index = columns.index("loc")
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a cell over the csv module's limit (131,072 characters), a stray NUL
+            fields.bad_line(f"not a readable CSV row ({exc}); the line is skipped", numbers[-1])
+            numbers.clear()
+            continue
         number = numbers[-1]
         numbers.clear()
         if not row or all(not cell.strip() for cell in row):
             continue
-        if len(row) != len(columns):
+        if len(row) > len(columns):
             fields.bad_line(
                 f"{len(row)} cells where the header has {len(columns)}; the line is skipped", number
             )
             continue
-        values = {c: row[i] for i, c in enumerate(columns) if c in FIELDS}
+        if len(row) <= loc_index:
+            fields.bad_line("no cell for the 'loc' column; the line is skipped", number)
+            continue
+        # trailing optional cells left out, as many exports do: empty
+        values = {c: row[i] for i, c in enumerate(columns) if c in FIELDS and i < len(row)}
         yield TextRecord(
             row[loc_index].strip(),
             values.get("lastmod"),
@@ -266,15 +340,31 @@ def _read_csv(stream: IO[bytes], fields: _Reporter, encoding: str | None = None)
         )
 
 
+_COLUMN_ALIASES = {"url": "loc", "address": "loc", "last modified": "lastmod", "last-modified": "lastmod"}
+"""CSV header names other tools export (Screaming Frog's `Address`, a plain `URL`) for sitemapkit's."""
+
+
+def _delimiter(header: str) -> str:
+    """The CSV delimiter, from the header line: `,` unless `;` or a TAB splits it and `,` does not (the
+    exports of spreadsheet programs in locales whose decimal mark is a comma use `;`)."""
+    counts = {d: header.count(d) for d in (",", ";", "\t")}
+    if counts[","]:
+        return ","
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
 _EXTENSIONS = ("images", "videos", "news", "alternates")
+_ITEM = {"images": "image", "videos": "video", "alternates": "alternate"}
 
 
 def _read_jsonl(
     stream: IO[bytes], fields: _Reporter, encoding: str | None = None
 ) -> Iterator[TextRecord | UrlEntry]:
     """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
-    `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; bad extension
-    data is reported and dropped, the URL kept. `sitemap` (where `parse` found the URL) is ignored."""
+    `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; a bad extension
+    item (one image, one video, one alternate, the news entry) is reported and dropped, the rest kept.
+    `sitemap` (where `parse` found the URL) is ignored."""
     warned: set[str] = set()
     for number, text in _lines(stream, fields, encoding):
         if not text.strip():
@@ -304,15 +394,33 @@ def _read_jsonl(
             yield record
             continue
         entry = entry_from_text(record, fields.report)
+        found: dict[str, Any] = {}
+        for key, value in extensions.items():  # each extension, and each item of a list, on its own
+            found[key] = _extension(entry.loc, key, value, fields, number)
+        yield dataclasses.replace(entry, **found)
+
+
+def _extension(loc: str, key: str, value: Any, fields: _Reporter, number: int) -> Any:
+    """One extension of a JSONL line (`images`, `videos`, `news`, `alternates`), read item by item: a bad
+    item is reported and dropped, the others kept (a bad value of the wrong kind drops the extension)."""
+    if key == "news" or not isinstance(value, list):
         try:
-            parsed = entry_from_dict({"loc": entry.loc, **extensions})
+            parsed = entry_from_dict({"loc": loc, key: value})
         except InputError as exc:
-            fields.bad_line(f"{exc}; the extensions of this line are dropped", number)
-            yield entry
+            what = "news entry of this line is" if key == "news" else f"{key} of this line are"
+            fields.bad_line(f"{exc}; the {what} dropped", number)
+            return None if key == "news" else ()
+        return getattr(parsed, key)
+    kept = []
+    for i, item in enumerate(value):
+        try:
+            parsed = entry_from_dict({"loc": loc, key: [item]})
+        except InputError as exc:
+            message = str(exc).replace(f"{key}[0]", f"{key}[{i}]")
+            fields.bad_line(f"{message}; this {_ITEM[key]} is dropped (the others are kept)", number)
             continue
-        yield dataclasses.replace(
-            entry, images=parsed.images, videos=parsed.videos, news=parsed.news, alternates=parsed.alternates
-        )
+        kept.append(getattr(parsed, key)[0])
+    return tuple(kept)
 
 
 _READERS = {"list": _read_list, "csv": _read_csv, "jsonl": _read_jsonl}

@@ -58,6 +58,15 @@ _ASSETS = """
 DEFAULT_ASSET_EXTENSIONS: frozenset[str] = frozenset(_ASSETS.split())
 """Extensions (lowercase, no dot) of requests that are not pages. PDF and other documents are kept."""
 
+_AGENTS = """
+    sqlmap nikto nmap masscan zgrab nuclei wpscan dirbuster gobuster ffuf feroxbuster wfuzz
+    acunetix netsparker openvas nessus qualys censysinspect expanse internetmeasurement
+    python-requests python-urllib aiohttp go-http-client curl/ wget/ libwww-perl okhttp
+"""
+DEFAULT_EXCLUDED_AGENTS: tuple[str, ...] = tuple(_AGENTS.split())
+"""User-agent fragments (matched anywhere, without regard to case) whose requests are not counted:
+scanners, and the HTTP libraries and command-line tools that scripts and probes use."""
+
 _STR = r'"((?:[^"\\]|\\.)*)"'
 _CORE = r"(\S+) (\S+) (\S+) \[([^\]]*)\] " + _STR + r" (\d{3}) (\d+|-)"
 FORMATS: dict[str, re.Pattern[str]] = {
@@ -160,7 +169,7 @@ class LogPage:
 @dataclass(slots=True)
 class LogStats:
     """What the logs held. `dropped` counts kept-format lines that were not taken, by reason:
-    `method`, `status`, `bad-request`, `asset`, `excluded`, `invalid-url`, `out-of-scope`;
+    `method`, `status`, `agent`, `bad-request`, `probe`, `asset`, `excluded`, `invalid-url`, `out-of-scope`;
     `min-hits` counts URLs (not lines) under `min_hits`. `formats` is each file's detected format."""
 
     files: int = 0
@@ -204,6 +213,25 @@ def _compile_excludes(patterns: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(parts)) if parts else None
 
 
+def _is_probe(path: str) -> bool:
+    """True for a path no page has: a hidden segment (`/.env`, `/.git/HEAD`; `.well-known` included, as the
+    folder source never lists it) or dot segments that climb above the root (`/../../etc/passwd`)."""
+    if "." not in path and "%2" not in path:
+        return False
+    depth = 0
+    for segment in path.split("/")[1:]:
+        name = segment.replace("%2e", ".").replace("%2E", ".")
+        if name == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif name.startswith(".") and name != ".":
+            return True
+        elif name and name != ".":
+            depth += 1
+    return False
+
+
 def _target_text(target: str) -> str:
     if "\\x" in target:
         target = _BACKSLASH_X.sub(lambda m: "%" + m.group(1).upper(), target)
@@ -221,6 +249,7 @@ def read_logs(
     strip_query: bool = False,
     exclude: Iterable[str] = (),
     assets: Iterable[str] = DEFAULT_ASSET_EXTENSIONS,
+    exclude_agents: Iterable[str] = DEFAULT_EXCLUDED_AGENTS,
     allow_hosts: Iterable[str] = (),
     bad_line_samples: int = 5,
     encoding: str | None = None,
@@ -233,7 +262,11 @@ def read_logs(
     `exclude`: glob patterns matched against the target's path and query (`/admin/*`, `*?session=*`), or
     regular expressions prefixed `re:` (searched in it). `assets`: extensions to drop (no dot, any case).
     `encoding` and `log_format`: see the module docstring. `statuses`: the statuses that count (default
-    2xx and 304). Raises `InputError` when a file cannot be opened or is corrupt gzip.
+    2xx and 304). `exclude_agents`: user-agent fragments whose requests are dropped (any case; a line
+    without a user agent, in the common format, is kept). Paths with a hidden segment (`/.env`,
+    `/.git/config`) and paths that climb above the root (`/../../etc/passwd`) are probes, never pages:
+    dropped. An absolute-form target (`GET http://example.com/x`) on the site's own host counts as its path
+    on the site. Raises `InputError` when a file cannot be opened or is corrupt gzip.
     """
     from sitemapkit.generator.sources.w3c import W3CLog, is_directive
 
@@ -241,6 +274,8 @@ def read_logs(
         raise UsageError(f"log format must be one of {', '.join((*FORMATS, 'w3c'))} (got {log_format!r})")
     scope = Scope(base_url, tuple(allow_hosts))
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(scope.folder))
+    own_host = (urlsplit(scope.folder).hostname or "").lower()
+    agents = tuple(a.lower() for a in exclude_agents if a)
     excluded = _compile_excludes(exclude)
     asset_exts = frozenset(a.lower().lstrip(".") for a in assets)
     stats = LogStats()
@@ -325,13 +360,24 @@ def read_logs(
                 if len(parts) not in (2, 3) or not parts[1]:
                     dropped["bad-request"] += 1
                     continue
+                if agents and rec.agent and any(a in rec.agent.lower() for a in agents):
+                    dropped["agent"] += 1
+                    continue
                 target = _target_text(parts[1])
                 if target.startswith("/") and not target.startswith("//"):
                     url_text = origin + target
                 elif target[:7].lower() == "http://" or target[:8].lower() == "https://":
                     url_text = target
+                    absolute = urlsplit(target)
+                    if (absolute.hostname or "").lower() == own_host:  # the site's own: its path here
+                        url_text = (
+                            origin + (absolute.path or "/") + ("?" + absolute.query if absolute.query else "")
+                        )
                 else:
                     dropped["bad-request"] += 1
+                    continue
+                if _is_probe(urlsplit(url_text).path):
+                    dropped["probe"] += 1
                     continue
                 if strip_query:
                     url_text = url_text.split("?", 1)[0]

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from sitemapkit.core.constants import CHANGEFREQS
 from sitemapkit.core.dates import parse_w3c
-from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InvalidDateError
 from sitemapkit.core.model import Lastmod, UrlEntry
 
@@ -37,6 +37,19 @@ def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
     if raw_lastmod is not None and (value := raw_lastmod.strip()):
         try:
             lastmod = parse_w3c(value, allow_naive=True)
+            if len(value) < 10:  # `2024` or `2024-05`: W3C Datetime, but the sitemap schema wants a day
+                period = "a year" if len(value) == 4 else "a month"
+                report(
+                    Diagnostic.make(
+                        "invalid-date",
+                        f"lastmod {value!r} names {period}, which the sitemap schema does not accept; it is "
+                        f"written as its first day, {lastmod.isoformat()}",
+                        source=source,
+                        line=line,
+                        url=loc,
+                        severity=Severity.WARNING,
+                    )
+                )
         except InvalidDateError as exc:
             reason = _reason(exc)
             bad(
