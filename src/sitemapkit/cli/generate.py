@@ -247,6 +247,13 @@ def _print_summary(result: PublishResult) -> None:
         skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(folder["skipped"].items())) or "none"
         cached = f" ({folder['cached']:,} unchanged files not read again)" if folder.get("cached") else ""
         click.echo(f"site folder: {folder['pages']:,} pages listed{cached}; skipped: {skipped}")
+    crawl = sources.get("crawl")
+    if crawl:
+        left = ", ".join(f"{n:,} {reason}" for reason, n in crawl["excluded"].items()) or "none"
+        state_note = "" if crawl["complete"] else f" (interrupted: {crawl['queued']:,} still queued)"
+        click.echo(
+            f"crawl: {crawl['fetched']:,} fetched, {crawl['listed']:,} listed{state_note}; left out: {left}"
+        )
     if logs.get("lines"):
         click.echo(
             f"access logs: {logs['lines']:,} lines, {logs['pages']:,} pages, {logs['bad_lines']:,} bad lines"

@@ -15,7 +15,9 @@ per page serves the metadata, the links, the images and the content hash.
 from __future__ import annotations
 
 import codecs
+import datetime as dt
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,8 +26,10 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import Severity
-from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.errors import InvalidDateError, InvalidUrlError, UsageError
+from sitemapkit.core.model import Lastmod
 from sitemapkit.core.urls import Scope, normalize_url
 
 Note = tuple[str, str, str | None]
@@ -512,3 +516,125 @@ def images_of(root: Any, base: str, scope: Scope, notes: list[Note]) -> tuple[st
         if url in scope:
             seen[url] = None
     return tuple(seen)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a crawler needs beyond the head: links, robots directives (meta and X-Robots-Tag), the page's own
+# modification date
+
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "blob:", "about:", "ftp:", "file:")
+_ROBOTS_DIRECTIVES = frozenset(
+    {"all", "noindex", "nofollow", "none", "noarchive", "nosnippet", "notranslate", "noimageindex", "index"}
+)
+
+
+def links_of(root: Any, base: str) -> list[str]:
+    """The targets of the page's `<a href>` and `<area href>`, resolved against `base` (the page's URL, or
+    its `<base href>` resolved), normalised, without fragments, in document order and without repeats.
+    `javascript:`, `mailto:`, `tel:` and other non-page links are left out, and so are links that are not
+    valid URLs."""
+    out: dict[str, None] = {}
+    for el in root.iter("a", "area"):
+        href = el.get("href")
+        if href is None:
+            continue
+        href = href.strip()
+        if not href or href.startswith("#") or href[:11].lower().startswith(_SKIPPED_SCHEMES):
+            continue
+        url = resolve_link(href, base)
+        if url is not None and url.startswith(("http://", "https://")):
+            out[url] = None
+    return list(out)
+
+
+def meta_robots(root: Any, agent: str) -> frozenset[str]:
+    """The directives of `<meta name="robots">` and of `<meta name=AGENT>` (e.g. `sitemapkit`), lowercased;
+    `none` counts as `noindex` and `nofollow`."""
+    found: set[str] = set()
+    names = ("robots", agent.lower())
+    for el in root.iter("meta"):
+        if (el.get("name") or "").strip().lower() in names:
+            found.update(t for t in re.split(r"[\s,]+", (el.get("content") or "").lower()) if t)
+    if "none" in found:
+        found.update(("noindex", "nofollow"))
+    return frozenset(found)
+
+
+def x_robots_tag(values: Iterable[str], agent: str) -> frozenset[str]:
+    """The directives of `X-Robots-Tag` header values that apply to `agent`: those without a user agent
+    (`noindex, nofollow`) and those for `agent` (`sitemapkit: noindex`); `none` counts as both.
+
+    >>> sorted(x_robots_tag(["googlebot: nofollow", "sitemapkit: noindex", "noarchive"], "sitemapkit"))
+    ['noarchive', 'noindex']
+    """
+    found: set[str] = set()
+    agent = agent.lower()
+    for value in values:
+        target: str | None = None
+        for part in value.split(","):
+            token = part.strip().lower()
+            if not token:
+                continue
+            head, colon, rest = token.partition(":")
+            if colon and head.strip() not in _ROBOTS_DIRECTIVES and not head.startswith("unavailable_after"):
+                target, token = head.strip(), rest.strip()  # `agent: directive` starts a group for agent
+            if target is not None and target != agent:
+                continue
+            if token:
+                found.add("unavailable_after" if token.startswith("unavailable_after") else token)
+    if "none" in found:
+        found.update(("noindex", "nofollow"))
+    return frozenset(found)
+
+
+_LD_JSON = etree.XPath(
+    "//script[translate(@type, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+    "='application/ld+json']"
+)
+_MODIFIED_META = ("article:modified_time", "og:updated_time")
+
+
+def page_lastmod(root: Any) -> Lastmod | None:
+    """When the page says it was last modified: JSON-LD `dateModified` (the first one, in any object or
+    `@graph`), else `<meta property="article:modified_time">` (or `og:updated_time`); a `Lastmod`, or None
+    when the page says nothing usable. A date-time without a timezone is taken as UTC. Call it before
+    `hash_tree`, which removes scripts."""
+    def parse(value: object) -> Lastmod | None:
+        if not isinstance(value, str) or not value.strip():
+            return None
+        try:
+            when = parse_w3c(value.strip(), allow_naive=True)
+        except InvalidDateError:
+            return None
+        if isinstance(when, dt.datetime) and when.tzinfo is None:
+            when = when.replace(tzinfo=dt.UTC)
+        return when
+
+    def search(node: object, depth: int = 0) -> Lastmod | None:
+        if depth > 8:
+            return None
+        if isinstance(node, dict):
+            if (found := parse(node.get("dateModified"))) is not None:
+                return found
+            children: Iterable[object] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            return None
+        for child in children:
+            if isinstance(child, dict | list) and (found := search(child, depth + 1)) is not None:
+                return found
+        return None
+
+    for script in _select(_LD_JSON, root):
+        try:
+            data = json.loads(script.text or "")
+        except ValueError:
+            continue
+        if (found := search(data)) is not None:
+            return found
+    for el in root.iter("meta"):
+        name = (el.get("property") or el.get("name") or "").strip().lower()
+        if name in _MODIFIED_META and (found := parse(el.get("content"))) is not None:
+            return found
+    return None

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, PublishError, UsageError
@@ -53,6 +53,17 @@ class LogSource:
     priority_from_hits: bool = False
 
 
+class EntryFeed(Protocol):
+    """A source that gathers its entries elsewhere (the crawler) and feeds them into a `generate` run, through
+    the same writer and state store as the other sources. `feed` adds the entries with `writer.add_entry`
+    (deciding each lastmod with `run.observe` when there is a state run) and returns its summary, which the
+    result's `sources[name]` holds."""
+
+    name: str
+
+    def feed(self, writer: SitemapWriter, run: StateRun | None) -> dict[str, Any]: ...
+
+
 @dataclass
 class SourceStats:
     """What the sources held, for the summary: lines read, pages scanned and skipped, log lines."""
@@ -66,9 +77,11 @@ class SourceStats:
     log_pages: int = 0
     log_bad_lines: int = 0
     state: dict[str, Any] | None = None
+    feeds: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **self.feeds,
             "read": self.read,
             "folder": {
                 "pages": self.folder_pages,
@@ -87,6 +100,7 @@ def generate(
     *,
     folder: FolderSource | Sequence[FolderSource] | None = None,
     logs: LogSource | Sequence[LogSource] | None = None,
+    feeds: Sequence[EntryFeed] = (),
     rules: UrlRules | None = None,
     state: str | os.PathLike[str] | None = None,
     lastmod: str | None = None,
@@ -106,7 +120,8 @@ def generate(
     explain: Callable[[Skip], None] | None = None,
 ) -> PublishResult:
     """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`),
-    site folders (`folder`: one or several) and access logs (`logs`: one group or several). `rules`
+    site folders (`folder`: one or several), access logs (`logs`: one group or several) and `feeds` (sources
+    such as a crawl that gather their entries themselves; see `EntryFeed`). `rules`
     filter every URL (include/exclude) and fill in per-pattern changefreq and priority defaults.
 
     `<lastmod>`: with a `state` store (SQLite), a folder page's lastmod moves only when its content hash
@@ -129,7 +144,7 @@ def generate(
     allow_hosts = tuple(allow_hosts)
     folders = [folder] if isinstance(folder, FolderSource) else list(folder or ())
     log_groups = [logs] if isinstance(logs, LogSource) else list(logs or ())
-    if not sources and not folders and not log_groups:
+    if not sources and not folders and not log_groups and not feeds:
         raise UsageError("give at least one SOURCE file, a site folder or an access log")
     if lastmod is not None and lastmod not in LASTMOD_CHOICES:
         raise UsageError(f"lastmod must be one of {', '.join(LASTMOD_CHOICES)} (got {lastmod!r})")
@@ -147,7 +162,7 @@ def generate(
     if hreflang not in ("auto", "complete", "keep"):
         raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
     if hreflang == "auto":
-        plain = not folders and all(is_url_list(s) for s in sources)
+        plain = not folders and not feeds and all(is_url_list(s) for s in sources)
         hreflang = "keep" if plain else "complete"
     stats = SourceStats()
     with ExitStack() as stack:
@@ -180,6 +195,8 @@ def generate(
                 _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain)
             for log_group in log_groups:
                 _add_logs(writer, log_group, base_url, allow_hosts, run, stats)
+            for each_feed in feeds:
+                stats.feeds[each_feed.name] = each_feed.feed(writer, run)
         except BaseException:
             writer.abort()
             raise
