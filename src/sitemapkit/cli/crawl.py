@@ -51,6 +51,9 @@ from sitemapkit.crawl.run import crawl as run_crawl
 )
 @click.option("--user-agent", default=USER_AGENT, show_default=True)
 @click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
+@click.option(
+    "--retries", default=2, show_default=True, type=click.IntRange(0, 10), help="On 429, 5xx, errors."
+)
 @click.option("--no-sitemaps", is_flag=True, help="Do not seed the crawl with the site's existing sitemaps.")
 @click.option("--images", is_flag=True, help="List each page's in-scope <img> as image entries.")
 @click.option(
@@ -99,6 +102,7 @@ def crawl(
     rate: float | None,
     user_agent: str,
     timeout: float,
+    retries: int,
     no_sitemaps: bool,
     images: bool,
     crawl_db: str | None,
@@ -153,6 +157,7 @@ def crawl(
                 rate=rate,
                 user_agent=user_agent,
                 timeout=timeout,
+                retries=retries,
                 sitemaps=not no_sitemaps,
                 images=images,
                 crawl_db=crawl_db,

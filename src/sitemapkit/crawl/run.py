@@ -46,6 +46,7 @@ class CrawlSource:
     rate: float | None = None
     user_agent: str = USER_AGENT
     timeout: float = 30.0
+    retries: int = 2
     sitemaps: bool = True
     images: bool = False
     crawl_db: str | os.PathLike[str] | None = None
@@ -159,6 +160,7 @@ def crawl(
     rate: float | None = None,
     user_agent: str = USER_AGENT,
     timeout: float = 30.0,
+    retries: int = 2,
     sitemaps: bool = True,
     images: bool = False,
     crawl_db: str | os.PathLike[str] | None = None,
@@ -195,7 +197,8 @@ def crawl(
     `article:modified_time`), else `Last-Modified`, else with `state` the time its content last changed.
 
     Polite: `concurrency` requests at a time per host, at most `rate` a second, robots.txt `Crawl-delay`
-    honoured, 429/503 `Retry-After` waited out. The crawl lives in `crawl_db` (SQLite; default
+    honoured, 429/503 `Retry-After` waited out (`retries` further attempts on 429, 5xx and
+    connection errors). The crawl lives in `crawl_db` (SQLite; default
     `default_crawl_db`): an interrupted crawl continues with `resume=True` without fetching again what it
     has. Nothing is published unless the crawl completes (or `publish_partial`).
     """
@@ -213,6 +216,7 @@ def crawl(
         rate=rate,
         user_agent=user_agent,
         timeout=timeout,
+        retries=retries,
         sitemaps=sitemaps,
         images=images,
         crawl_db=crawl_db,
@@ -295,6 +299,7 @@ def run_crawl(
         max_pages=src.max_pages,
         user_agent=src.user_agent,
         timeout=src.timeout,
+        retries=src.retries,
         sitemaps=src.sitemaps,
         images=src.images,
         hashes=hashes,
