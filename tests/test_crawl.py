@@ -471,3 +471,26 @@ def test_rules_units() -> None:
     assert rules.judge("https://example.com/blog/a", 3, 0) is None
     assert rules.clean("https://example.com/?b=1&utm_medium=x&gclid=2&a=3") == "https://example.com/?b=1&a=3"
     assert url_pattern("https://example.com/cal/2024/06?view=month&day=3") == "/cal/N/N?day&view"
+
+
+def test_crawl_source_in_sitemapkit_toml(server: LocalServer, tmp_path: Path) -> None:
+    server.route("/", page(links("/a", "/hidden")), content_type=HTML)
+    server.route("/a", page("a"), content_type=HTML)
+    server.route("/hidden", page("h", '<meta name="robots" content="noindex">'), content_type=HTML)
+    (tmp_path / "extra.txt").write_text(server.url("/from-list") + "\n")
+    config = tmp_path / "sitemapkit.toml"
+    config.write_text(
+        f'base_url = "{server.url("/")}"\n'
+        "state = false\n"
+        '[output]\ndir = "out"\n'
+        f'[[source]]\ntype = "crawl"\nurl = "{server.url("/")}"\nsitemaps = false\nconcurrency = 1\n'
+        '[[source]]\ntype = "list"\npath = "extra.txt"\n'
+    )
+    result = CliRunner().invoke(main, ["build", str(config), "--explain"])
+    assert result.exit_code == 0, result.output
+    assert set(listed(tmp_path / "out")) == {server.url(p) for p in ("/", "/a", "/from-list")}
+    assert f"{server.url('/hidden')}: left out, noindex" in result.output
+    assert "crawl: 3 fetched, 2 listed; left out: 1 noindex" in result.output
+    config.write_text(config.read_text().replace("concurrency = 1", "concurency = 1"))
+    result = CliRunner().invoke(main, ["build", str(config)])
+    assert result.exit_code == 1 and "concurency" in result.output

@@ -176,7 +176,7 @@ def crawl(
                 strict=strict,
                 on_diagnostic=printer,
                 on_progress=on_progress,
-                explain=_explain if explain else None,
+                explain=explain_row if explain else None,
                 crawl_log=crawl_log,
             )
     except KeyboardInterrupt:
@@ -192,7 +192,7 @@ def crawl(
     report(printer, result, as_json)
 
 
-def _explain(row: Row) -> None:
+def explain_row(row: Row) -> None:
     detail = f" ({row.detail})" if row.detail else ""
     click.echo(f"{row.url}: left out, {row.reason}{detail}", err=True)
 

@@ -25,6 +25,7 @@ from sitemapkit.generator.run import generate
 from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
 
 if TYPE_CHECKING:
+    from sitemapkit.generator.config import BuildConfig
     from sitemapkit.generator.state import StateRun
 
 
@@ -94,11 +95,10 @@ def default_crawl_db(out_dir: str | os.PathLike[str], state: str | os.PathLike[s
 class CrawlFeed:
     """The listed pages of a finished (or `publish_partial`) crawl, fed into a `generate` run."""
 
-    name = "crawl"
-
-    def __init__(self, frontier: Frontier, complete: bool) -> None:
+    def __init__(self, frontier: Frontier, complete: bool, name: str = "crawl") -> None:
         self.frontier = frontier
         self.complete = complete
+        self.name = name
 
     def feed(self, writer: SitemapWriter, run: StateRun | None) -> dict[str, Any]:
         pages = iter(self.frontier.listed())
@@ -337,3 +337,40 @@ def report_rows(
     finally:
         if out is not None:
             out.close()
+
+
+def run_config(
+    config: BuildConfig,
+    *,
+    on_crawl_progress: Callable[[CrawlProgress], None] | None = None,
+    explain_crawl: Callable[[Row], None] | None = None,
+    **kwargs: Any,
+) -> PublishResult:
+    """Run a `sitemapkit.toml` build that has `type = "crawl"` sources: each crawl first (into its crawl
+    file: `crawl_db`, else beside the state file or the output folder, numbered from the second on), then
+    the build, with the crawled pages fed in beside the other sources. `kwargs` go to `BuildConfig.run`."""
+    frontiers: list[Frontier] = []
+    try:
+        feeds = []
+        for i, spec in enumerate(config.crawls):
+            src = CrawlSource(**spec)
+            path = src.crawl_db or default_crawl_db(config.output.dir, config.state)
+            if i and src.crawl_db is None:
+                path = f"{path}-{i + 1}"
+            frontier = Frontier(path, src.key(), fresh=True)
+            frontiers.append(frontier)
+            on_diagnostic = kwargs.get("on_diagnostic")
+            complete = run_crawl(
+                src,
+                frontier,
+                src.scope(),
+                hashes=config.state is not None,
+                on_diagnostic=on_diagnostic,
+                on_progress=on_crawl_progress,
+            )
+            report_rows(frontier, explain_crawl, None)
+            feeds.append(CrawlFeed(frontier, complete, "crawl" if not i else f"crawl-{i + 1}"))
+        return config.run(feeds=feeds, **kwargs)
+    finally:
+        for frontier in frontiers:
+            frontier.close()
