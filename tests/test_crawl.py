@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -494,3 +495,16 @@ def test_crawl_source_in_sitemapkit_toml(server: LocalServer, tmp_path: Path) ->
     config.write_text(config.read_text().replace("concurrency = 1", "concurency = 1"))
     result = CliRunner().invoke(main, ["build", str(config)])
     assert result.exit_code == 1 and "concurency" in result.output
+
+
+def test_readme_documents_every_crawl_key_and_reason() -> None:
+    from sitemapkit.crawl.policy import REASONS
+    from sitemapkit.generator.config import _SOURCE_KEYS
+
+    text = (REPO / "README.md").read_text("utf-8")
+    block = text[text.index('type = "crawl"') :].split("\n\n", 1)[0]
+    comments = " ".join(re.findall(r"^# (.*)$", block, re.M))
+    named = set(re.findall(r"^(\w+) =", block, re.M)) | set(re.findall(r"\w+", comments))
+    assert set(_SOURCE_KEYS["crawl"]) <= named | {"type"}
+    section = text[text.index("## `sitemapkit crawl`") : text.index("## `sitemapkit parse`")]
+    assert [r for r in REASONS if f"| `{r}` |" not in section] == []
