@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -508,3 +509,41 @@ def test_readme_documents_every_crawl_key_and_reason() -> None:
     assert set(_SOURCE_KEYS["crawl"]) <= named | {"type"}
     section = text[text.index("## `sitemapkit crawl`") : text.index("## `sitemapkit parse`")]
     assert [r for r in REASONS if f"| `{r}` |" not in section] == []
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_interrupt_publishes_nothing_unless_publish_partial(
+    server: LocalServer, tmp_path: Path, partial: bool
+) -> None:
+    release = threading.Event()
+
+    def slow(h: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        release.wait(30)
+        return 200, {"Content-Type": HTML}, page("slow").encode()
+
+    server.route("/", page(links("/a", "/slow", "/b")), content_type=HTML)
+    server.route("/a", page("a"), content_type=HTML)
+    server.route("/b", page("b"), content_type=HTML)
+    server.handle("/slow", slow)
+    args = [sys.executable, "-m", "sitemapkit", "crawl", server.url("/"), "--out", str(tmp_path / "out")]
+    args += ["--concurrency", "1", "--no-sitemaps"] + (["--publish-partial"] if partial else [])
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "/slow" not in fetched_paths(server):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+    if partial:
+        assert proc.returncode == 0, err
+        assert set(listed(tmp_path / "out")) == {server.url("/"), server.url("/a")}
+        assert "interrupted: 2 still queued" in out
+    else:
+        assert proc.returncode == 130 and "continue with --resume" in err
+        assert not (tmp_path / "out").exists()
