@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from sitemapkit.cli import main
-from sitemapkit.core.errors import UsageError
+from sitemapkit.core.errors import PublishError, UsageError
 from sitemapkit.core.urls import Scope
 from sitemapkit.crawl.frontier import Row
 from sitemapkit.crawl.policy import CrawlRules, url_pattern
@@ -547,3 +547,28 @@ def test_interrupt_publishes_nothing_unless_publish_partial(
     else:
         assert proc.returncode == 130 and "continue with --resume" in err
         assert not (tmp_path / "out").exists()
+
+
+def test_robots_txt_5xx_means_nothing_is_crawled(server: LocalServer, tmp_path: Path) -> None:
+    server.route("/robots.txt", "down", status=503, content_type="text/plain")
+    server.route("/", page(links("/a")), content_type=HTML)
+    diagnostics: list[str] = []
+    with pytest.raises(PublishError):  # no URL to publish
+        crawl(
+            server.url("/"),
+            tmp_path / "out",
+            sitemaps=False,
+            on_diagnostic=lambda d: diagnostics.append(str(d)),
+        )
+    assert fetched_paths(server) == ["/robots.txt"]
+    assert any("answered 503" in d for d in diagnostics)
+
+
+def test_rate_limit_spaces_requests(server: LocalServer, tmp_path: Path) -> None:
+    server.route("/", page(links("/a", "/b", "/c")), content_type=HTML)
+    for p in ("/a", "/b", "/c"):
+        server.route(p, page(p), content_type=HTML)
+    urls, _, _ = run(server, tmp_path, rate=5, concurrency=2)
+    assert len(urls) == 4
+    pages = [r.at for r in server.requests if r.path != "/robots.txt"]
+    assert min(b - a for a, b in itertools.pairwise(pages)) >= 0.17  # 5 a second: 0.2 s apart
