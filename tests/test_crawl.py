@@ -572,3 +572,16 @@ def test_rate_limit_spaces_requests(server: LocalServer, tmp_path: Path) -> None
     assert len(urls) == 4
     pages = [r.at for r in server.requests if r.path != "/robots.txt"]
     assert min(b - a for a, b in itertools.pairwise(pages)) >= 0.17  # 5 a second: 0.2 s apart
+
+
+def test_a_queued_url_reached_by_a_redirect_first_is_fetched_once(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    # / links to /old (redirecting to /new) and to /new: both queued before either is fetched
+    server.route("/", page(links("/old", "/new")), content_type=HTML)
+    server.redirect("/old", "/new")
+    server.route("/new", page("new"), content_type=HTML)
+    urls, left, _ = run(server, tmp_path, concurrency=1)
+    assert set(urls) == {server.url("/"), server.url("/new")}
+    assert left[server.url("/old")].reason == "redirect"
+    assert fetched_paths(server).count("/new") == 1

@@ -128,6 +128,7 @@ class Crawler:
         self._inflight = 0
         self._wake = asyncio.Event()
         self._recent: set[str] = set()
+        self._claimed = False
         self._last_progress = 0.0
         self.complete = False
 
@@ -281,6 +282,8 @@ class Crawler:
 
     async def _visit(self, item: Queued) -> None:
         url = item.url
+        if self._claimed and self.frontier.decided(url):
+            return  # a redirect reached it while it waited in the buffer
         origin = origin_of(url)
         robots = await self._robots_for(origin)
         if not robots.allowed(url):
@@ -359,6 +362,7 @@ class Crawler:
                 self.frontier.add_decided(final, item.depth, url, *verdict)
                 self.frontier.commit()
                 return
+            self._claimed = True
             if not self.frontier.claim(final, item.depth, url):
                 self.frontier.commit()  # the target was fetched before: nothing more to record
                 return

@@ -221,6 +221,11 @@ class Frontier:
         cur = self.db.execute("UPDATE urls SET state = 1 WHERE url = ? AND state = 0", (url,))
         return cur.rowcount > 0
 
+    def decided(self, url: str) -> bool:
+        """Whether `url` is decided already (a queued URL a redirect reached first)."""
+        row = self.db.execute("SELECT state FROM urls WHERE url = ?", (url,)).fetchone()
+        return row is not None and row[0] == DONE
+
     def decide(self, url: str, outcome: Outcome) -> None:
         self.db.execute(
             "UPDATE urls SET state = 1, status = ?, final_url = ?, content_type = ?, reason = ?, detail = ?, "
