@@ -585,3 +585,35 @@ def test_a_queued_url_reached_by_a_redirect_first_is_fetched_once(
     assert set(urls) == {server.url("/"), server.url("/new")}
     assert left[server.url("/old")].reason == "redirect"
     assert fetched_paths(server).count("/new") == 1
+
+
+def test_resume_refuses_another_crawls_file_and_republishes_a_finished_one(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    server.route("/", page(links("/a")), content_type=HTML)
+    server.route("/a", page("a"), content_type=HTML)
+    db = tmp_path / "c.db"
+    crawl(server.url("/"), tmp_path / "out", sitemaps=False, crawl_db=db)
+    with pytest.raises(UsageError, match="belongs to another crawl"):
+        crawl(server.url("/a/"), tmp_path / "out", sitemaps=False, crawl_db=db, resume=True)
+    server.requests.clear()
+    (tmp_path / "out" / "sitemap.xml").unlink()
+    crawl(server.url("/"), tmp_path / "out", sitemaps=False, crawl_db=db, resume=True)
+    assert server.requests == []  # a finished crawl: published again, nothing fetched
+    assert len(listed(tmp_path / "out")) == 2
+
+
+def test_progress_line_on_a_terminal(
+    server: LocalServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitemapkit.cli.crawl import _progress_line
+
+    server.route("/", page(links("/a")), content_type=HTML)
+    server.route("/a", page("a"), content_type=HTML)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with _progress_line() as update:
+        assert update is not None
+        crawl(server.url("/"), tmp_path / "out", sitemaps=False, on_progress=update)
+    err = capsys.readouterr().err
+    assert "fetched 2  queued 0  listed 2  left out 0  errors 0" in err
+    assert err.endswith("\r\x1b[K")  # the line is cleared at the end
