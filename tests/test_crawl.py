@@ -617,3 +617,18 @@ def test_progress_line_on_a_terminal(
     err = capsys.readouterr().err
     assert "fetched 2  queued 0  listed 2  left out 0  errors 0" in err
     assert err.endswith("\r\x1b[K")  # the line is cleared at the end
+
+
+def test_redirect_out_of_scope(server: LocalServer, tmp_path: Path) -> None:
+    other = LocalServer().start()
+    try:
+        other.route("/landing", page("elsewhere"), content_type=HTML)
+        server.route("/", page(links("/ext")), content_type=HTML)
+        server.redirect("/ext", other.url("/landing"), 302)
+        urls, left, _ = run(server, tmp_path)
+        assert set(urls) == {server.url("/")}
+        assert left[server.url("/ext")].reason == "redirect"
+        assert left[other.url("/landing")].reason == "out-of-scope"
+        assert "/robots.txt" not in [r.path for r in other.requests]
+    finally:
+        other.stop()

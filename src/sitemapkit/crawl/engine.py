@@ -355,8 +355,7 @@ class Crawler:
             self.progress.fetched += 1
             self.progress.excluded += 1
             verdict = self.rules.judge(final, item.depth, 0)
-            robots = await self._robots_for(origin_of(final))
-            if verdict is None and not robots.allowed(final):
+            if verdict is None and not (await self._robots_for(origin_of(final))).allowed(final):
                 verdict = ("robots", f"disallowed by {origin_of(final)}/robots.txt")
             if verdict is not None:
                 self.frontier.add_decided(final, item.depth, url, *verdict)
