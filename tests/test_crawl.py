@@ -632,3 +632,45 @@ def test_redirect_out_of_scope(server: LocalServer, tmp_path: Path) -> None:
         assert "/robots.txt" not in [r.path for r in other.requests]
     finally:
         other.stop()
+
+
+SPA = page(
+    "<div id=app></div><script>document.getElementById('app').innerHTML = "
+    "'<a href=\"/from-js\">js</a>';</script>"
+)
+
+
+def test_render_runs_javascript(server: LocalServer, tmp_path: Path) -> None:
+    pytest.importorskip("playwright")
+    from sitemapkit.crawl.render import find_chromium
+
+    if find_chromium() is None:
+        pytest.skip("no Chromium installed")
+    server.route("/", SPA, content_type=HTML)
+    noindex_by_js = (
+        "<script>const m = document.createElement('meta'); m.name = 'robots'; m.content = 'noindex';"
+        "document.head.appendChild(m);</script>"
+    )
+    server.route("/from-js", page("rendered", noindex_by_js), content_type=HTML)
+    urls, _, _ = run(server, tmp_path)
+    assert set(urls) == {server.url("/")}  # without rendering, the link does not exist
+    (tmp_path / "out").rename(tmp_path / "plain")
+    server.requests.clear()
+    urls, left, _ = run(server, tmp_path, render=True)
+    assert set(urls) == {server.url("/")}
+    assert left[server.url("/from-js")].reason == "noindex"  # found in the rendered DOM; noindex set by JS
+    assert fetched_paths(server).count("/") == 1  # the browser was handed the page, not fetching it again
+
+
+def test_render_without_chromium_is_a_usage_error(
+    server: LocalServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("playwright")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("SITEMAPKIT_CHROMIUM", raising=False)
+    server.route("/", page(), content_type=HTML)
+    result = CliRunner().invoke(
+        main, ["crawl", server.url("/"), "--out", str(tmp_path / "out"), "--render", "--no-sitemaps"]
+    )
+    assert result.exit_code == 2 and "--render needs Chromium" in result.output
+    assert server.requests == []

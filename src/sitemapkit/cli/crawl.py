@@ -57,6 +57,9 @@ from sitemapkit.crawl.run import crawl as run_crawl
 @click.option("--no-sitemaps", is_flag=True, help="Do not seed the crawl with the site's existing sitemaps.")
 @click.option("--images", is_flag=True, help="List each page's in-scope <img> as image entries.")
 @click.option(
+    "--render", is_flag=True, help="Run each page's JavaScript in headless Chromium (the render extra)."
+)
+@click.option(
     "--crawl-db",
     type=click.Path(dir_okay=False),
     help="The crawl file [default: STATE.crawl or OUT.crawl.db].",
@@ -105,6 +108,7 @@ def crawl(
     retries: int,
     no_sitemaps: bool,
     images: bool,
+    render: bool,
     crawl_db: str | None,
     resume: bool,
     publish_partial: bool,
@@ -160,6 +164,7 @@ def crawl(
                 retries=retries,
                 sitemaps=not no_sitemaps,
                 images=images,
+                render=render,
                 crawl_db=crawl_db,
                 resume=resume,
                 publish_partial=publish_partial,

@@ -9,8 +9,9 @@ import email.utils
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES, USER_AGENT
 from sitemapkit.core.dates import format_w3c
@@ -36,6 +37,9 @@ from sitemapkit.crawl.frontier import Frontier, Outcome, Queued
 from sitemapkit.crawl.policy import CrawlRules, Pacer, RobotsRules, agent_token, origin_of
 from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
 from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchOptions, FetchResponse
+
+if TYPE_CHECKING:
+    from sitemapkit.crawl.render import Renderer
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 SEED_PATHS = ("/sitemap.xml", "/sitemap_index.xml")
@@ -63,6 +67,8 @@ class CrawlOptions:
     images: bool = False
     hashes: bool = False
     """Record each listed page's content hash (for `--state`)."""
+    render: bool = False
+    """Run each page's JavaScript in headless Chromium before reading it (`sitemapkit.crawl.render`)."""
 
     def fetch_options(self) -> FetchOptions:
         """The HTTP options of every request the crawl makes (pages, robots.txt, sitemaps)."""
@@ -129,6 +135,7 @@ class Crawler:
         self._wake = asyncio.Event()
         self._recent: set[str] = set()
         self._claimed = False
+        self.renderer: Renderer | None = None
         self._last_progress = 0.0
         self.complete = False
 
@@ -140,8 +147,13 @@ class Crawler:
         p.excluded = f.count("state = 1 AND reason IS NOT NULL")
         p.errors = f.count("reason = 'error'")
         p.queued = f.count("state = 0")
-        async with make_fetcher(self.options) as fetcher:
-            self.fetcher = fetcher
+        async with AsyncExitStack() as stack:
+            self.fetcher = await stack.enter_async_context(make_fetcher(self.options))
+            if self.options.render:
+                from sitemapkit.crawl.render import Renderer
+
+                renderer = Renderer(self.options.concurrency, self.options.timeout, self.options.user_agent)
+                self.renderer = await stack.enter_async_context(renderer)
             if f.meta("seeded") is None:
                 await self._seed()
                 f.set_meta("seeded", "1")
@@ -400,6 +412,16 @@ class Crawler:
         if truncated:
             out.reason, out.detail = "error", f"larger than {self.options.max_page_bytes:,} bytes"
             return out, []
+        if self.renderer is not None:
+            from sitemapkit.crawl.render import RenderError
+
+            try:
+                body = await self.renderer.render(
+                    url, body, response.headers.get("content-type", "text/html")
+                )
+            except RenderError as exc:
+                out.reason, out.detail = "error", str(exc)
+                return out, []
         try:
             links = self._analyse(url, body, response.headers, out)
         except PageError as exc:

@@ -50,6 +50,7 @@ class CrawlSource:
     retries: int = 2
     sitemaps: bool = True
     images: bool = False
+    render: bool = False
     crawl_db: str | os.PathLike[str] | None = None
     resume: bool = False
     publish_partial: bool = False
@@ -163,6 +164,7 @@ def crawl(
     retries: int = 2,
     sitemaps: bool = True,
     images: bool = False,
+    render: bool = False,
     crawl_db: str | os.PathLike[str] | None = None,
     resume: bool = False,
     publish_partial: bool = False,
@@ -201,6 +203,9 @@ def crawl(
     connection errors). The crawl lives in `crawl_db` (SQLite; default
     `default_crawl_db`): an interrupted crawl continues with `resume=True` without fetching again what it
     has. Nothing is published unless the crawl completes (or `publish_partial`).
+
+    `render=True` runs each page's JavaScript in headless Chromium first (`sitemapkit.crawl.render`; needs
+    the `render` extra and a system Chromium, else `UsageError`).
     """
     src = source or CrawlSource(
         start_url,
@@ -219,6 +224,7 @@ def crawl(
         retries=retries,
         sitemaps=sitemaps,
         images=images,
+        render=render,
         crawl_db=crawl_db,
         resume=resume,
         publish_partial=publish_partial,
@@ -303,6 +309,7 @@ def run_crawl(
         sitemaps=src.sitemaps,
         images=src.images,
         hashes=hashes,
+        render=src.render,
     )
     crawler = Crawler(options, frontier, on_diagnostic=on_diagnostic, on_progress=on_progress)
     try:
