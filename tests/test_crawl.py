@@ -674,3 +674,12 @@ def test_render_without_chromium_is_a_usage_error(
     )
     assert result.exit_code == 2 and "--render needs Chromium" in result.output
     assert server.requests == []
+
+
+def test_crawl_log_in_a_missing_folder_fails_before_crawling(server: LocalServer, tmp_path: Path) -> None:
+    log = tmp_path / "no" / "log.jsonl"
+    result = CliRunner().invoke(
+        main, ["crawl", server.url("/"), "--out", str(tmp_path / "out"), "--crawl-log", str(log)]
+    )
+    assert result.exit_code == 2 and "does not exist" in result.output
+    assert server.requests == []

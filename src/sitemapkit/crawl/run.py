@@ -234,6 +234,8 @@ def crawl(
         raise UsageError("concurrency must be at least 1")
     if src.rate is not None and src.rate <= 0:
         raise UsageError("rate must be more than 0")
+    if crawl_log is not None and not Path(crawl_log).resolve().parent.is_dir():
+        raise UsageError(f"--crawl-log {crawl_log}: the folder {Path(crawl_log).parent} does not exist")
     frontier = open_frontier(src, out_dir, state)
     try:
         complete = run_crawl(
