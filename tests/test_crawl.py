@@ -683,3 +683,11 @@ def test_crawl_log_in_a_missing_folder_fails_before_crawling(server: LocalServer
     )
     assert result.exit_code == 2 and "does not exist" in result.output
     assert server.requests == []
+
+
+def test_bad_base_url_fails_before_crawling(server: LocalServer, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["crawl", server.url("/"), "--out", str(tmp_path / "out"), "--base-url", "ftp://x/"]
+    )
+    assert result.exit_code == 2 and "--base-url" in result.output
+    assert server.requests == []

@@ -234,6 +234,11 @@ def crawl(
         raise UsageError("concurrency must be at least 1")
     if src.rate is not None and src.rate <= 0:
         raise UsageError("rate must be more than 0")
+    if base_url is not None:  # checked before the crawl, not after it
+        try:
+            Scope(base_url)
+        except InvalidUrlError as exc:
+            raise UsageError(f"--base-url {base_url!r} is not usable ({exc})") from None
     if crawl_log is not None and not Path(crawl_log).resolve().parent.is_dir():
         raise UsageError(f"--crawl-log {crawl_log}: the folder {Path(crawl_log).parent} does not exist")
     frontier = open_frontier(src, out_dir, state)
