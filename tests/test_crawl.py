@@ -691,3 +691,34 @@ def test_bad_base_url_fails_before_crawling(server: LocalServer, tmp_path: Path)
     )
     assert result.exit_code == 2 and "--base-url" in result.output
     assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        ('<script type="application/ld+json">{"dateModified": "2024-05-06"}</script>', "2024-05-06"),
+        (
+            '<script type="application/ld+json">{"@graph": [{"@type": "WebSite"}, '
+            '{"@type": "Article", "dateModified": "2024-05-06T07:08:09"}]}</script>',
+            "2024-05-06T07:08:09+00:00",  # no timezone: UTC
+        ),
+        (
+            '<script type="application/ld+json">'
+            '[{"x": 1}, {"dateModified": "2023-01-02T03:04:05+02:00"}]</script>',
+            "2023-01-02T03:04:05+02:00",
+        ),
+        (  # broken JSON-LD and a bad date are skipped, then the meta tag
+            '<script type="application/ld+json">{oops</script>'
+            '<script type="application/ld+json">{"dateModified": "last tuesday"}</script>'
+            '<meta property="article:modified_time" content="2022-02-03">',
+            "2022-02-03",
+        ),
+        ('<meta property="article:published_time" content="2022-02-03">', None),
+    ],
+)
+def test_page_lastmod(head: str, expected: str | None) -> None:
+    from sitemapkit.core.page import page_lastmod, parse_html
+
+    root, _ = parse_html(page("x", head).encode())
+    found = page_lastmod(root)
+    assert (found.isoformat() if found is not None else None) == expected
