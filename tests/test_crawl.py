@@ -722,3 +722,15 @@ def test_page_lastmod(head: str, expected: str | None) -> None:
     root, _ = parse_html(page("x", head).encode())
     found = page_lastmod(root)
     assert (found.isoformat() if found is not None else None) == expected
+
+
+def test_a_new_crawl_never_overwrites_a_file_that_is_not_a_crawl_file(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    precious = tmp_path / "state.db"
+    precious.write_bytes(b"not a crawl file")
+    result = CliRunner().invoke(
+        main, ["crawl", server.url("/"), "--out", str(tmp_path / "out"), "--crawl-db", str(precious)]
+    )
+    assert result.exit_code == 1 and "not a sitemapkit crawl file" in result.output
+    assert precious.read_bytes() == b"not a crawl file"

@@ -130,6 +130,16 @@ class ListedPage:
     images: tuple[str, ...]
 
 
+def _is_crawl_file(path: Path) -> bool:
+    """Whether `path` is a crawl file (which a new crawl may replace), as opposed to any other file."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            return {"meta", "robots", "urls"} <= tables
+    except sqlite3.Error:
+        return False
+
+
 class Frontier:
     """The crawl file at `path`. `fresh=True` starts over (the file is emptied); otherwise it is continued
     and must belong to the same crawl (`key`: the start URL and the options that decide what is fetched)."""
@@ -137,6 +147,8 @@ class Frontier:
     def __init__(self, path: str | os.PathLike[str], key: str, *, fresh: bool) -> None:
         self.path = Path(path)
         if fresh:
+            if self.path.exists() and not _is_crawl_file(self.path):
+                raise InputError(f"{self.path}: not a sitemapkit crawl file; refusing to overwrite it")
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         elif not self.path.exists():
