@@ -20,6 +20,7 @@ SCRIPTS = [
     "bench_validate.py",
     "bench_folder.py",
     "bench_state.py",
+    "bench_crawl.py",
 ]
 
 

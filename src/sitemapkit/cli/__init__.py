@@ -12,6 +12,7 @@ import click
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
     "build": "sitemapkit.cli.build:build",
+    "crawl": "sitemapkit.cli.crawl:crawl",
     "diff": "sitemapkit.cli.diff:diff",
     "generate": "sitemapkit.cli.generate:generate",
     "indexnow": "sitemapkit.cli.indexnow:indexnow",

@@ -3,6 +3,8 @@ declares."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
@@ -15,7 +17,7 @@ from sitemapkit.generator.sitemap_gen import load_any, to_toml
 @click.command()
 @click.argument("config", default=DEFAULT_CONFIG, metavar="[CONFIG]", type=click.Path(dir_okay=False))
 @click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
-@click.option("--explain", is_flag=True, help="Say on stderr which folder pages were skipped and why.")
+@click.option("--explain", is_flag=True, help="Say on stderr which pages were skipped (left out) and why.")
 @click.option("--check", is_flag=True, help="Only check the config file; build nothing.")
 @click.option(
     "--print-toml",
@@ -41,7 +43,7 @@ def build(
     max_diagnostics: int,
 ) -> None:
     """Generate and publish the sitemaps that CONFIG (default: ./sitemapkit.toml) declares: its
-    sources (URL lists, CSV, JSONL, site folders, access logs, existing sitemaps), filters,
+    sources (URL lists, CSV, JSONL, site folders, access logs, existing sitemaps, crawls), filters,
     per-pattern defaults, output and state file. Paths in the file are relative to the file.
 
     CONFIG may also be Google's sitemap_gen.py config.xml (recognised by its <site> root), read as
@@ -74,14 +76,21 @@ def build(
         click.echo(f"note: {note}", err=True)
     try:
         with progress("URLs read") as on_progress:
-            options = {"replace_existing": True} if replace_existing else {}
-            result = settings.run(
-                strict=strict or settings.strict,
-                on_diagnostic=printer,
-                on_progress=on_progress,
-                explain=_explain if explain else None,
-                **options,
-            )
+            options: dict[str, Any] = {
+                "strict": strict or settings.strict,
+                "on_diagnostic": printer,
+                "on_progress": on_progress,
+                "explain": _explain if explain else None,
+            }
+            if replace_existing:
+                options["replace_existing"] = True
+            if settings.crawls:
+                from sitemapkit.cli.crawl import explain_row
+                from sitemapkit.crawl.run import run_config
+
+                result = run_config(settings, explain_crawl=explain_row if explain else None, **options)
+            else:
+                result = settings.run(**options)
     except UsageError as exc:  # a value the file checks could not see
         fail(printer, f"{config}: {exc}", as_json)
     except (InputError, PublishError) as exc:

@@ -396,6 +396,13 @@ def _print_summary(result: PublishResult) -> None:
             f" ({plural(folder['cached'], 'unchanged file')} not read again)" if folder.get("cached") else ""
         )
         click.echo(f"site folder: {plural(folder['pages'], 'page')} listed{cached}; skipped: {skipped}")
+    crawl = sources.get("crawl")
+    if crawl:
+        left = ", ".join(f"{n:,} {reason}" for reason, n in crawl["excluded"].items()) or "none"
+        state_note = "" if crawl["complete"] else f" (interrupted: {crawl['queued']:,} still queued)"
+        click.echo(
+            f"crawl: {crawl['fetched']:,} fetched, {crawl['listed']:,} listed{state_note}; left out: {left}"
+        )
     if logs.get("lines"):
         click.echo(
             f"access logs: {plural(logs['lines'], 'line')}, {plural(logs['pages'], 'page')}, "

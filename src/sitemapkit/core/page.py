@@ -587,3 +587,72 @@ def images_of(root: Any, base: str, scope: Scope, notes: list[Note]) -> tuple[st
         if url in scope:
             seen[url] = None
     return tuple(seen)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What a crawler needs beyond the head: links, robots directives (meta and X-Robots-Tag), the page's own
+# modification date
+
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "blob:", "about:", "ftp:", "file:")
+_ROBOTS_DIRECTIVES = frozenset(
+    {"all", "noindex", "nofollow", "none", "noarchive", "nosnippet", "notranslate", "noimageindex", "index"}
+)
+
+
+def links_of(root: Any, base: str) -> list[str]:
+    """The targets of the page's `<a href>` and `<area href>`, resolved against `base` (the page's URL, or
+    its `<base href>` resolved), normalised, without fragments, in document order and without repeats.
+    `javascript:`, `mailto:`, `tel:` and other non-page links are left out, and so are links that are not
+    valid URLs."""
+    out: dict[str, None] = {}
+    for el in root.iter("a", "area"):
+        href = el.get("href")
+        if href is None:
+            continue
+        href = href.strip()
+        if not href or href.startswith("#") or href[:11].lower().startswith(_SKIPPED_SCHEMES):
+            continue
+        url = resolve_link(href, base)
+        if url is not None and url.startswith(("http://", "https://")):
+            out[url] = None
+    return list(out)
+
+
+def meta_robots(root: Any, agent: str) -> frozenset[str]:
+    """The directives of `<meta name="robots">` and of `<meta name=AGENT>` (e.g. `sitemapkit`), lowercased;
+    `none` counts as `noindex` and `nofollow`."""
+    found: set[str] = set()
+    names = ("robots", agent.lower())
+    for el in root.iter("meta"):
+        if (el.get("name") or "").strip().lower() in names:
+            found.update(t for t in re.split(r"[\s,]+", (el.get("content") or "").lower()) if t)
+    if "none" in found:
+        found.update(("noindex", "nofollow"))
+    return frozenset(found)
+
+
+def x_robots_tag(values: Iterable[str], agent: str) -> frozenset[str]:
+    """The directives of `X-Robots-Tag` header values that apply to `agent`: those without a user agent
+    (`noindex, nofollow`) and those for `agent` (`sitemapkit: noindex`); `none` counts as both.
+
+    >>> sorted(x_robots_tag(["googlebot: nofollow", "sitemapkit: noindex", "noarchive"], "sitemapkit"))
+    ['noarchive', 'noindex']
+    """
+    found: set[str] = set()
+    agent = agent.lower()
+    for value in values:
+        target: str | None = None
+        for part in value.split(","):
+            token = part.strip().lower()
+            if not token:
+                continue
+            head, colon, rest = token.partition(":")
+            if colon and head.strip() not in _ROBOTS_DIRECTIVES and not head.startswith("unavailable_after"):
+                target, token = head.strip(), rest.strip()  # `agent: directive` starts a group for agent
+            if target is not None and target != agent:
+                continue
+            if token:
+                found.add("unavailable_after" if token.startswith("unavailable_after") else token)
+    if "none" in found:
+        found.update(("noindex", "nofollow"))
+    return frozenset(found)

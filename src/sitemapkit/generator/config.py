@@ -38,7 +38,7 @@ from sitemapkit.generator.writer import IndexMode, Naming, PublishResult
 
 DEFAULT_CONFIG = "sitemapkit.toml"
 DEFAULT_STATE = ".sitemapkit/state.db"  # next to the config file
-SOURCE_TYPES = ("list", "csv", "jsonl", "folder", "log", "sitemap")
+SOURCE_TYPES = ("list", "csv", "jsonl", "folder", "log", "sitemap", "crawl")
 
 
 class ConfigError(InputError):
@@ -71,6 +71,9 @@ class BuildConfig:
     lists: tuple[str | ListSource, ...] = ()
     folders: tuple[FolderSource, ...] = ()
     logs: tuple[LogSource, ...] = ()
+    crawls: tuple[dict[str, Any], ...] = ()
+    """`type = "crawl"` sources, as keyword arguments of `sitemapkit.crawl.run.CrawlSource`; a build with
+    crawls runs through `sitemapkit.crawl.run.run_config`, which crawls first and feeds the pages in."""
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     defaults: tuple[Default, ...] = ()
@@ -98,6 +101,11 @@ class BuildConfig:
         (`on_diagnostic`, `on_progress`, `explain`, `strict`...)."""
         from sitemapkit.generator.run import generate
 
+        if self.crawls and "feeds" not in kwargs:
+            raise UsageError(
+                f"{self.path}: a build with crawl sources runs with sitemapkit.crawl.run.run_config (or "
+                "`sitemapkit build`)"
+            )
         options: dict[str, Any] = {
             "folder": self.folders,
             "logs": self.logs,
@@ -382,6 +390,26 @@ _SOURCE_KEYS = {
         "assets",
     ),
     "sitemap": ("type", "path"),
+    "crawl": (
+        "type",
+        "url",
+        "allow_hosts",
+        "include",
+        "exclude",
+        "max_pages",
+        "max_depth",
+        "strip_query",
+        "keep_query",
+        "trap_limit",
+        "concurrency",
+        "rate",
+        "user_agent",
+        "timeout",
+        "retries",
+        "sitemaps",
+        "images",
+        "crawl_db",
+    ),
 }
 
 
@@ -411,6 +439,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
     lists: list[str | ListSource] = []
     folders: list[FolderSource] = []
     logs: list[LogSource] = []
+    crawls: list[dict[str, Any]] = []
     for i, source in enumerate(sources):
         key: Key = ("source", i)
         if not isinstance(source, dict):
@@ -453,6 +482,8 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                     else None,
                 )
             )
+        elif kind == "crawl":
+            crawls.append(_crawl(r, source, key))
         else:
             paths = r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key)
             logs.append(
@@ -499,6 +530,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         lists=tuple(lists),
         folders=tuple(folders),
         logs=tuple(logs),
+        crawls=tuple(crawls),
         include=r.patterns(filters, ("filters", "include")),
         exclude=r.patterns(filters, ("filters", "exclude")),
         defaults=tuple(defaults),
@@ -513,6 +545,39 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         raise r.fail(("lastmod",), "'content' needs a state file: add state = \".sitemapkit/state.db\"")
     _check_base_url(r, base_url, config.allow_hosts)
     return config
+
+
+def _crawl(r: _Reader, source: dict[str, Any], key: Key) -> dict[str, Any]:
+    """The keyword arguments of a crawl source (`sitemapkit.crawl.run.CrawlSource`), checked."""
+    url = r.require(source, (*key, "url"), str)
+    if not re.match(r"(?i)https?://", url):
+        raise r.fail((*key, "url"), f"must be an http(s) URL (got {url!r})")
+    options: dict[str, Any] = {"start_url": url}
+    for name in ("include", "exclude"):
+        options[name] = r.patterns(source, (*key, name))
+    options["allow_hosts"] = r.strings(source, (*key, "allow_hosts"))
+    options["keep_query"] = r.strings(source, (*key, "keep_query"))
+    for name in ("max_pages", "max_depth"):
+        if name in source:
+            options[name] = r.integer(source, (*key, name), 0 if name == "max_depth" else 1, 2**31, 0)
+    options["trap_limit"] = r.integer(source, (*key, "trap_limit"), 1, 2**31, 100)
+    options["concurrency"] = r.integer(source, (*key, "concurrency"), 1, 64, 2)
+    options["retries"] = r.integer(source, (*key, "retries"), 0, 10, 2)
+    for name in ("rate", "timeout"):
+        value = r.get(source, (*key, name), (float, int), None)
+        if value is not None:
+            if value <= 0:
+                raise r.fail((*key, name), f"must be more than 0 (got {value})")
+            options[name] = float(value)
+    for name, default in (("strip_query", False), ("sitemaps", True), ("images", False)):
+        options[name] = r.get(source, (*key, name), bool, default)
+    agent = r.get(source, (*key, "user_agent"), str, None)
+    if agent is not None:
+        options["user_agent"] = agent
+    crawl_db = r.get(source, (*key, "crawl_db"), str, None)
+    if crawl_db is not None:
+        options["crawl_db"] = str(r.file(crawl_db))
+    return options
 
 
 def _check_base_url(r: _Reader, base_url: str, allow_hosts: tuple[str, ...]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, PublishError, UsageError
@@ -93,6 +93,17 @@ class ListSource:
     """The news publication's name and language, for a `tag_order` list."""
 
 
+class EntryFeed(Protocol):
+    """A source that gathers its entries elsewhere (the crawler) and feeds them into a `generate` run, through
+    the same writer and state store as the other sources. `feed` adds the entries with `writer.add_entry`
+    (deciding each lastmod with `run.observe` when there is a state run) and returns its summary, which the
+    result's `sources[name]` holds."""
+
+    name: str
+
+    def feed(self, writer: SitemapWriter, run: StateRun | None) -> dict[str, Any]: ...
+
+
 @dataclass
 class SourceStats:
     """What the sources held, for the summary: lines read, pages scanned and skipped, log lines."""
@@ -106,9 +117,11 @@ class SourceStats:
     log_pages: int = 0
     log_bad_lines: int = 0
     state: dict[str, Any] | None = None
+    feeds: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **self.feeds,
             "read": self.read,
             "folder": {
                 "pages": self.folder_pages,
@@ -127,6 +140,7 @@ def generate(
     *,
     folder: FolderSource | Sequence[FolderSource] | None = None,
     logs: LogSource | Sequence[LogSource] | None = None,
+    feeds: Sequence[EntryFeed] = (),
     rules: UrlRules | None = None,
     state: str | os.PathLike[str] | None = None,
     lastmod: str | None = None,
@@ -151,7 +165,8 @@ def generate(
     explain: Callable[[Skip], None] | None = None,
 ) -> PublishResult:
     """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`),
-    site folders (`folder`: one or several) and access logs (`logs`: one group or several). `rules`
+    site folders (`folder`: one or several), access logs (`logs`: one group or several) and `feeds` (sources
+    such as a crawl that gather their entries themselves; see `EntryFeed`). `rules`
     filter every URL (include/exclude) and fill in per-pattern changefreq and priority defaults.
 
     `<lastmod>`: with a `state` store (SQLite), a folder page's lastmod moves only when its content hash
@@ -186,7 +201,7 @@ def generate(
     folders = [folder] if isinstance(folder, FolderSource) else list(folder or ())
     log_groups = [logs] if isinstance(logs, LogSource) else list(logs or ())
     records = tuple(records)
-    if not inputs and not folders and not log_groups and not records:
+    if not inputs and not folders and not log_groups and not records and not feeds:
         raise UsageError("give at least one SOURCE file, a site folder or an access log")
     if lastmod is not None and lastmod not in LASTMOD_CHOICES:
         raise UsageError(f"lastmod must be one of {', '.join(LASTMOD_CHOICES)} (got {lastmod!r})")
@@ -209,8 +224,10 @@ def generate(
     if hreflang not in ("auto", "complete", "keep"):
         raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
     if hreflang == "auto":
-        plain = not folders and all(
-            s.kind != "sitemap" and input_kind(s.path) in ("list", "csv") for s in inputs
+        plain = (
+            not folders
+            and not feeds
+            and all(s.kind != "sitemap" and input_kind(s.path) in ("list", "csv") for s in inputs)
         )
         hreflang = "keep" if plain else "complete"
     stats = SourceStats()
@@ -244,7 +261,7 @@ def generate(
         clean = _cleaner(writer.base_url) if any(f.clean_urls for f in folders) else None
         # With several sources, the entries of all but the streamed URL lists are held back (in memory)
         # and merged, so that one URL from several sources is one entry keeping what each says.
-        hold = len(inputs) + len(folders) + len(log_groups) + (1 if records else 0) > 1
+        hold = len(inputs) + len(folders) + len(log_groups) + len(feeds) + (1 if records else 0) > 1
         kinds = [s.kind or ("sitemap" if _is_sitemap(s.path) else "file") for s in inputs]
         sitemaps = [
             dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k == "sitemap"
@@ -265,6 +282,8 @@ def generate(
                 if log_group.log_format is None and log_format is not None:
                     log_group = dataclasses.replace(log_group, log_format=log_format)
                 _add_logs(writer, log_group, base_url, allow_hosts, run, stats, hold, clean)
+            for each_feed in feeds:
+                stats.feeds[each_feed.name] = each_feed.feed(writer, run)
             _add_sources(writer, others, run, stats, on_progress, encoding, clean=clean)
         except BaseException:
             writer.abort()

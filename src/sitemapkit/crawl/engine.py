@@ -1,0 +1,492 @@
+"""The crawl loop: workers take queued URLs from the frontier, fetch them politely over the one HTTP stack
+(`sitemapkit.reader.fetch`), read each HTML page once (`sitemapkit.core.page`) and record what became of
+it; the links found are queued in the frontier."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from collections import deque
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sitemapkit.core.constants import MAX_ROBOTS_BYTES, USER_AGENT
+from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
+from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.model import Lastmod
+from sitemapkit.core.page import (
+    Note,
+    PageError,
+    alternates_of,
+    hash_tree,
+    images_of,
+    links_of,
+    meta_robots,
+    parse_html,
+    read_head,
+    resolve_link,
+    x_robots_tag,
+)
+from sitemapkit.core.urls import Scope, normalize_url
+from sitemapkit.crawl.frontier import Frontier, Outcome, Queued
+from sitemapkit.crawl.policy import CrawlRules, Pacer, RobotsRules, agent_token, origin_of
+from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
+from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchOptions, FetchResponse
+
+if TYPE_CHECKING:
+    from sitemapkit.crawl.render import Renderer
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+SEED_PATHS = ("/sitemap.xml", "/sitemap_index.xml")
+"""Where sitemaps are looked for when robots.txt names none."""
+
+
+@dataclass(frozen=True)
+class CrawlOptions:
+    """How to crawl: what to fetch (`rules`), how politely, and what to keep of each page."""
+
+    start_url: str
+    rules: CrawlRules
+    concurrency: int = 2
+    """Simultaneous requests to one host."""
+    rate: float | None = None
+    """Most requests a second to one host (robots.txt `Crawl-delay` may ask for fewer)."""
+    max_pages: int | None = None
+    user_agent: str = USER_AGENT
+    timeout: float = 30.0
+    retries: int = 2
+    """Further attempts on 429, 5xx and connection errors (waiting `Retry-After` when given)."""
+    max_page_bytes: int = 10 * 1024 * 1024
+    sitemaps: bool = True
+    """Seed the crawl with the URLs of the site's existing sitemaps."""
+    images: bool = False
+    hashes: bool = False
+    """Record each listed page's content hash (for `--state`)."""
+    render: bool = False
+    """Run each page's JavaScript in headless Chromium before reading it (`sitemapkit.crawl.render`)."""
+
+    def fetch_options(self) -> FetchOptions:
+        """The HTTP options of every request the crawl makes (pages, robots.txt, sitemaps)."""
+        return FetchOptions(
+            user_agent=self.user_agent,
+            read_timeout=self.timeout,
+            connect_timeout=min(self.timeout, 10.0),
+            max_download=self.max_page_bytes,
+            max_decoded=self.max_page_bytes,
+            max_duration=max(60.0, self.timeout * 4),
+            retries=0,  # retried here, so that a Retry-After holds the whole host back
+            per_host=self.concurrency,
+            max_connections=max(16, self.concurrency * 4),
+        )
+
+
+@dataclass
+class CrawlProgress:
+    """The live counts: pages fetched, URLs queued, pages listed, URLs left out, errors."""
+
+    fetched: int = 0
+    queued: int = 0
+    listed: int = 0
+    excluded: int = 0
+    errors: int = 0
+    started: float = field(default_factory=time.monotonic)
+    fetched_before: int = 0
+
+    @property
+    def rate(self) -> float:
+        """Pages fetched a second in this run."""
+        elapsed = time.monotonic() - self.started
+        return (self.fetched - self.fetched_before) / elapsed if elapsed > 0 else 0.0
+
+
+def make_fetcher(options: CrawlOptions) -> Fetcher:
+    """The crawl's HTTP client: built here only, so that fetch policies apply to every request it makes."""
+    return Fetcher(options.fetch_options())
+
+
+class Crawler:
+    """Runs one crawl into `frontier`. Use `await crawler.run()`."""
+
+    def __init__(
+        self,
+        options: CrawlOptions,
+        frontier: Frontier,
+        *,
+        on_diagnostic: DiagnosticHandler | None = None,
+        on_progress: Callable[[CrawlProgress], None] | None = None,
+    ) -> None:
+        self.options = options
+        self.rules = options.rules
+        self.frontier = frontier
+        self.report = on_diagnostic or (lambda d: None)
+        self.on_progress = on_progress
+        self.agent = agent_token(options.user_agent)
+        self.pacer = Pacer(options.rate)
+        self.progress = CrawlProgress()
+        self._robots: dict[str, RobotsRules] = {}
+        self._robots_lock = asyncio.Lock()
+        self._buffer: deque[Queued] = deque()
+        self._inflight = 0
+        self._wake = asyncio.Event()
+        self._recent: set[str] = set()
+        self._claimed = False
+        self.renderer: Renderer | None = None
+        self._last_progress = 0.0
+        self.complete = False
+
+    async def run(self) -> None:
+        f = self.frontier
+        p = self.progress
+        p.fetched = p.fetched_before = f.fetched()
+        p.listed = f.count("listed = 1")
+        p.excluded = f.count("state = 1 AND reason IS NOT NULL")
+        p.errors = f.count("reason = 'error'")
+        p.queued = f.count("state = 0")
+        async with AsyncExitStack() as stack:
+            self.fetcher = await stack.enter_async_context(make_fetcher(self.options))
+            if self.options.render:
+                from sitemapkit.crawl.render import Renderer
+
+                renderer = Renderer(self.options.concurrency, self.options.timeout, self.options.user_agent)
+                self.renderer = await stack.enter_async_context(renderer)
+            if f.meta("seeded") is None:
+                await self._seed()
+                f.set_meta("seeded", "1")
+                f.commit()
+            workers = max(1, min(64, self.options.concurrency * (1 + len(self.rules.scope.allow_hosts))))
+            await asyncio.gather(*(self._worker() for _ in range(workers)))
+        if self._max_pages_reached():
+            f.leave_queued("max-pages", f"--max-pages {self.options.max_pages} reached")
+        f.set_meta("complete", "1")
+        f.commit()
+        self.complete = True
+        self._tick(force=True)
+
+    # -- seeds ------------------------------------------------------------------------------------------
+
+    async def _seed(self) -> None:
+        start = self.rules.clean(normalize_url(self.options.start_url))
+        self._enqueue([start], 0, None, 0)
+        if not self.options.sitemaps:
+            return
+        origin = origin_of(start)
+        robots = await self._robots_for(origin)
+        urls: list[str] = []
+        if robots.status < 300 and (text := self.frontier.robots(origin)):
+            urls = sitemaps_in_robots(text[1], origin + "/robots.txt", on_diagnostic=self.report)
+        if not urls:
+            for path in SEED_PATHS:
+                try:
+                    async with self.fetcher.stream(origin + path) as response:
+                        head, _ = await response.read(4096) if response.ok else (b"", False)
+                except FetchError:
+                    continue
+                if looks_like_sitemap(head):
+                    urls = [origin + path]
+                    break
+        from sitemapkit.reader.walk import aread
+
+        for sitemap in urls:
+            batch: list[str] = []
+            async for entry in aread(
+                sitemap, fetch_options=self.options.fetch_options(), on_diagnostic=self.report
+            ):
+                batch.append(self.rules.clean(entry.loc))
+                if len(batch) >= 500:
+                    self._enqueue(batch, 0, sitemap, 0)
+                    batch = []
+            self._enqueue(batch, 0, sitemap, 0)
+
+    # -- the queue --------------------------------------------------------------------------------------
+
+    def _enqueue(self, urls: list[str], depth: int, found_on: str | None, parent_chain: int) -> None:
+        """Queue the URLs not seen before, or record why they are not to be fetched."""
+        rows = []
+        recent = self._recent
+        for url in urls:
+            if url in recent:
+                continue
+            if len(recent) > 50_000:
+                recent.clear()
+            recent.add(url)
+            chain = self.rules.chain(url, found_on, parent_chain)
+            verdict = self.rules.judge(url, depth, chain)
+            if verdict is None:
+                rows.append((url, depth, chain, found_on))
+            elif self.frontier.add_decided(url, depth, found_on, *verdict):
+                self.progress.excluded += 1
+        if rows:
+            self.frontier.add(rows)
+
+    def _max_pages_reached(self) -> bool:
+        m = self.options.max_pages
+        return m is not None and self.progress.fetched + self._inflight >= m
+
+    async def _next(self) -> Queued | None:
+        while True:
+            if self._max_pages_reached():
+                return None
+            if not self._buffer:
+                self._buffer.extend(self.frontier.take(256))
+            if self._buffer:
+                return self._buffer.popleft()
+            if self._inflight == 0:
+                self._wake.set()  # the others are done too
+                return None
+            self._wake.clear()
+            await self._wake.wait()
+
+    async def _worker(self) -> None:
+        while (item := await self._next()) is not None:
+            self._inflight += 1
+            try:
+                await self._visit(item)
+            finally:
+                self._inflight -= 1
+                self._wake.set()
+
+    def _tick(self, force: bool = False) -> None:
+        if self.on_progress is None:
+            return
+        now = time.monotonic()
+        if force or now - self._last_progress >= 0.2:
+            self._last_progress = now
+            self.progress.queued = self.frontier.count("state = 0")
+            self.on_progress(self.progress)
+
+    # -- robots.txt -------------------------------------------------------------------------------------
+
+    async def _robots_for(self, origin: str) -> RobotsRules:
+        rules = self._robots.get(origin)
+        if rules is not None:
+            return rules
+        async with self._robots_lock:
+            if (rules := self._robots.get(origin)) is not None:
+                return rules
+            stored = self.frontier.robots(origin)
+            if stored is None:
+                try:
+                    result = await self.fetcher.get(origin + "/robots.txt", limit=MAX_ROBOTS_BYTES)
+                    stored = (result.status, result.body.decode("utf-8", "replace") if result.ok else "")
+                except FetchError as exc:
+                    stored = (599, "")
+                    self._warn(origin + "/robots.txt", f"robots.txt could not be fetched ({exc.reason})")
+                if stored[0] >= 500:
+                    self._warn(
+                        origin + "/robots.txt",
+                        f"answered {stored[0]}: nothing on {origin} is crawled, as search engines do",
+                    )
+                self.frontier.set_robots(origin, *stored)
+            rules = RobotsRules(stored[0], stored[1], self.agent)
+            self.pacer.set_delay(origin, rules.crawl_delay())
+            self._robots[origin] = rules
+            return rules
+
+    def _warn(self, url: str, message: str) -> None:
+        self.report(Diagnostic.make("http-error", message, url=url, severity=Severity.WARNING))
+
+    # -- one URL ----------------------------------------------------------------------------------------
+
+    async def _visit(self, item: Queued) -> None:
+        url = item.url
+        if self._claimed and self.frontier.decided(url):
+            return  # a redirect reached it while it waited in the buffer
+        origin = origin_of(url)
+        robots = await self._robots_for(origin)
+        if not robots.allowed(url):
+            self._decide(url, Outcome(reason="robots", detail=f"disallowed by {origin}/robots.txt"))
+            return
+        started = time.monotonic()
+        opts = self.options
+        fetch_opts = self.fetcher.options
+        for attempt in range(opts.retries + 1):
+            await self.pacer.wait(origin)
+            started = time.monotonic()
+            try:
+                async with self.fetcher.stream(url) as response:
+                    if response.status in RETRY_STATUSES and attempt < opts.retries:
+                        delay = fetch_opts.retry_after(response.headers.get("retry-after"))
+                        self.pacer.hold(origin, delay if delay is not None else fetch_opts.backoff(attempt))
+                        continue
+                    await self._answer(item, response, started)
+                    return
+            except FetchError as exc:
+                redirect = "redirect" in exc.reason
+                if not redirect and attempt < opts.retries:
+                    self.pacer.hold(origin, fetch_opts.backoff(attempt))
+                    continue
+                elapsed = int((time.monotonic() - started) * 1000)
+                self._decide(
+                    url,
+                    Outcome(
+                        reason="redirect" if redirect else "error", detail=exc.reason, elapsed_ms=elapsed
+                    ),
+                )
+                return
+
+    def _decide(self, url: str, outcome: Outcome) -> None:
+        self.frontier.decide(url, outcome)
+        self.frontier.commit()
+        p = self.progress
+        if outcome.elapsed_ms is not None:
+            p.fetched += 1
+        if outcome.listed:
+            p.listed += 1
+        else:
+            p.excluded += 1
+            if outcome.reason == "error":
+                p.errors += 1
+        self._tick()
+
+    async def _answer(self, item: Queued, response: FetchResponse, started: float) -> None:
+        url = item.url
+        try:
+            final = self.rules.clean(normalize_url(response.final_url))
+        except InvalidUrlError:
+            final = response.final_url
+        ctype = response.headers.get("content-type", "").split(";", 1)[0].strip().lower() or None
+        if response.redirects and final != url:
+            elapsed = int((time.monotonic() - started) * 1000)
+            hops = " -> ".join(f"{h.status} {h.url}" for h in response.redirects)
+            self.frontier.decide(
+                url,
+                Outcome(
+                    status=response.redirects[0].status,
+                    final_url=final,
+                    content_type=ctype,
+                    reason="redirect",
+                    detail=f"{hops} -> {final}",
+                    elapsed_ms=elapsed,
+                ),
+            )
+            self.progress.fetched += 1
+            self.progress.excluded += 1
+            verdict = self.rules.judge(final, item.depth, 0)
+            if verdict is None and not (await self._robots_for(origin_of(final))).allowed(final):
+                verdict = ("robots", f"disallowed by {origin_of(final)}/robots.txt")
+            if verdict is not None:
+                self.frontier.add_decided(final, item.depth, url, *verdict)
+                self.frontier.commit()
+                return
+            self._claimed = True
+            if not self.frontier.claim(final, item.depth, url):
+                self.frontier.commit()  # the target was fetched before: nothing more to record
+                return
+            outcome, links = await self._read(final, response, ctype, started)
+            outcome.elapsed_ms = None  # fetched through the redirect, counted once
+            self._enqueue(links, item.depth + 1, final, item.chain)
+            self._decide(final, outcome)
+            return
+        outcome, links = await self._read(url, response, ctype, started)
+        self._enqueue(links, item.depth + 1, url, item.chain)
+        self._decide(url, outcome)
+
+    async def _read(
+        self, url: str, response: FetchResponse, ctype: str | None, started: float
+    ) -> tuple[Outcome, list[str]]:
+        """The outcome for the page `url` answered with `response`, and the links to follow."""
+        out = Outcome(status=response.status, final_url=url, content_type=ctype)
+        status = response.status
+        if status >= 400:
+            out.reason = "status-5xx" if status >= 500 else "status-4xx"
+            out.detail = f"answered {status}"
+        elif status != 200:
+            out.reason, out.detail = "error", f"answered {status}, not 200"
+        elif ctype not in HTML_TYPES:
+            out.reason, out.detail = "not-html", f"content type {ctype or '(none)'}"
+        if out.reason is not None:
+            out.elapsed_ms = int((time.monotonic() - started) * 1000)
+            return out, []
+        try:
+            body, truncated = await response.read(self.options.max_page_bytes)
+        except FetchError as exc:
+            out.reason, out.detail = "error", exc.reason
+            out.elapsed_ms = int((time.monotonic() - started) * 1000)
+            return out, []
+        out.elapsed_ms = int((time.monotonic() - started) * 1000)
+        if truncated:
+            out.reason, out.detail = "error", f"larger than {self.options.max_page_bytes:,} bytes"
+            return out, []
+        if self.renderer is not None:
+            from sitemapkit.crawl.render import RenderError
+
+            try:
+                body = await self.renderer.render(
+                    url, body, response.headers.get("content-type", "text/html")
+                )
+            except RenderError as exc:
+                out.reason, out.detail = "error", str(exc)
+                return out, []
+        try:
+            links = self._analyse(url, body, response.headers, out)
+        except PageError as exc:
+            out.reason, out.detail = "error", str(exc)
+            return out, []
+        return out, links
+
+    def _analyse(self, url: str, body: bytes, headers: Any, out: Outcome) -> list[str]:
+        """Fill `out` from the page (listed, or why not) and return its links; raises `PageError`."""
+        root, _ = parse_html(body)
+        head = read_head(root)
+        header_directives = x_robots_tag(headers.get_list("x-robots-tag"), self.agent)
+        meta_directives = meta_robots(root, self.agent)
+        nofollow = "nofollow" in header_directives or "nofollow" in meta_directives
+        base = url
+        if head.base:
+            base = resolve_link(head.base, url) or url
+        notes: list[Note] = []
+        links = [] if nofollow else links_of(root, base)
+        alternates = alternates_of(head.alternates, base, notes)
+        if not nofollow:
+            links.extend(u for _, u in alternates)
+        canonical = None
+        if head.canonical:
+            canonical = resolve_link(head.canonical, base)
+            if canonical is not None:
+                canonical = self.rules.clean(canonical)
+                out.canonical = canonical
+        refresh = resolve_link(head.refresh, base) if head.refresh else None
+        if "noindex" in header_directives:
+            out.reason, out.detail = "noindex", "X-Robots-Tag: " + ", ".join(headers.get_list("x-robots-tag"))
+        elif head.noindex or "noindex" in meta_directives:
+            out.reason, out.detail = "noindex", head.noindex or '<meta name="robots"> noindex'
+        elif refresh is not None and self.rules.clean(refresh) != url:
+            out.reason, out.detail = "redirect", f"meta refresh to {refresh}"
+            links.append(self.rules.clean(refresh))
+        elif canonical is not None and canonical != url:
+            out.reason, out.detail = "canonical", f"canonical is {canonical}"
+            links.append(canonical)
+        if out.reason is None:
+            if head.modified is not None:  # the page's own date first, then the server's
+                out.lastmod = head.modified
+            else:
+                served = _http_date(headers.get("last-modified"))
+                out.lastmod = format_w3c(served) if served is not None else None
+            out.alternates = alternates
+            if self.options.images:
+                out.images = images_of(root, base, self.rules.scope, notes)
+            if self.options.hashes:
+                out.hash = hash_tree(root, (), ())
+        for code, message, severity in notes:
+            self.report(
+                Diagnostic.make(code, message, url=url, severity=Severity(severity) if severity else None)
+            )
+        return [self.rules.clean(link) for link in links]
+
+
+def _http_date(value: str | None) -> Lastmod | None:
+    """An HTTP date (`Last-Modified`) as an aware datetime; None when absent or unusable."""
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when if when.tzinfo is not None else None
+
+
+__all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "Scope", "make_fetcher"]

@@ -1,0 +1,208 @@
+"""What the crawler may fetch and how fast: scope and filters, query-string rules, the trap guard,
+robots.txt (protego, `Crawl-delay` included) and per-host pacing."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from sitemapkit.core.urls import Scope
+from sitemapkit.generator.rules import compile_pattern, url_path
+
+REASONS: dict[str, str] = {
+    "redirect": "answered with a redirect (3xx or meta refresh): its target is listed instead, if listable; "
+    "also a redirect loop or too many hops",
+    "noindex": "robots noindex, in <meta name=robots> or an X-Robots-Tag header for sitemapkit or all",
+    "canonical": "its <link rel=canonical> names another URL, which is crawled and listed instead",
+    "robots": "robots.txt disallows it for the crawler's user agent",
+    "status-4xx": "answered 4xx (404, 410, 403, 429 after the retries ...)",
+    "status-5xx": "answered 5xx after the retries",
+    "not-html": "answered 200 with a content type other than HTML (an image, a PDF, a feed ...)",
+    "out-of-scope": "another scheme, host or port, outside the start URL's folder, or left out by "
+    "--include/--exclude",
+    "trap": "one more in a long run of links to the same URL pattern (a calendar, endless pagination)",
+    "max-depth": "further than --max-depth links from a seed",
+    "max-pages": "still queued when --max-pages pages had been fetched",
+    "error": "could not be fetched or read: connection failed, timed out, too large, not parsable HTML",
+}
+"""Every reason a URL is left out of the sitemap, and what it means."""
+
+TRACKING_PARAMS = frozenset(
+    {
+        "gclid",
+        "fbclid",
+        "msclkid",
+        "dclid",
+        "yclid",
+        "mc_cid",
+        "mc_eid",
+        "_ga",
+        "_gl",
+        "phpsessid",
+        "jsessionid",
+    }
+)
+"""Query parameters that never make a different page; dropped from every URL (and any `utm_*`)."""
+
+_DIGITS = re.compile(r"\d+")
+
+
+def url_pattern(url: str) -> str:
+    """The shape of a URL for the trap guard: its path with every run of digits as `N`, and its query's
+    parameter names (`/calendar/N/N?view`)."""
+    parts = urlsplit(url)
+    names = "&".join(sorted({p.split("=", 1)[0] for p in parts.query.split("&") if p}))
+    return _DIGITS.sub("N", parts.path) + ("?" + names if names else "")
+
+
+@dataclass
+class CrawlRules:
+    """Which URLs the crawl fetches: in `scope` (the start URL's folder, plus allowed hosts), kept by the
+    `include`/`exclude` patterns (globs or `re:` on the path and query, as for `generate`), within
+    `max_depth` and not a trap (`trap_limit` links in a row between URLs of one pattern)."""
+
+    scope: Scope
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    strip_query: bool = False
+    keep_query: tuple[str, ...] = ()
+    max_depth: int | None = None
+    trap_limit: int = 100
+    _include: tuple[Callable[[str], bool], ...] = field(default=(), init=False)
+    _exclude: tuple[Callable[[str], bool], ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        self._include = tuple(compile_pattern(p) for p in self.include)
+        self._exclude = tuple(compile_pattern(p) for p in self.exclude)
+
+    def clean(self, url: str) -> str:
+        """`url` with the query-string rules applied: tracking parameters always dropped; with
+        `strip_query` every parameter but those of `keep_query`, and with `keep_query` alone likewise."""
+        if "?" not in url:
+            return url
+        head, _, query = url.partition("?")
+        keep = self.keep_query
+        params = []
+        for p in query.split("&"):
+            name = p.split("=", 1)[0]
+            low = name.lower()
+            if not p or low in TRACKING_PARAMS or low.startswith("utm_"):
+                continue
+            if (self.strip_query or keep) and name not in keep:
+                continue
+            params.append(p)
+        return f"{head}?{'&'.join(params)}" if params else head
+
+    def judge(self, url: str, depth: int, chain: int) -> tuple[str, str] | None:
+        """Why `url` is not to be fetched, as (reason, detail); None when it is."""
+        if url not in self.scope:
+            return "out-of-scope", self.scope.explain(url)
+        if self._include or self._exclude:
+            path = url_path(url)
+            if self._include and not any(m(path) for m in self._include):
+                return "out-of-scope", "matches no --include pattern"
+            for pattern, matches in zip(self.exclude, self._exclude, strict=True):
+                if matches(path):
+                    return "out-of-scope", f"matches --exclude {pattern}"
+        if self.max_depth is not None and depth > self.max_depth:
+            return "max-depth", f"{depth} links from a seed (--max-depth {self.max_depth})"
+        if chain > self.trap_limit:
+            return "trap", f"more than {self.trap_limit} links in a row to {url_pattern(url)}"
+        return None
+
+    def chain(self, url: str, parent: str | None, parent_chain: int) -> int:
+        """How many links in a row, ending at `url`, lead between URLs of one pattern."""
+        if parent is None or url_pattern(url) != url_pattern(parent):
+            return 0
+        return parent_chain + 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# robots.txt
+
+
+class RobotsRules:
+    """One origin's robots.txt for `agent`: allow everything (missing, 4xx), disallow everything (5xx or
+    unreachable, as search engines do), or the file's rules."""
+
+    def __init__(self, status: int, body: str, agent: str) -> None:
+        self.status = status
+        self.agent = agent
+        self._rules = None
+        if 200 <= status < 300:
+            from protego import Protego
+
+            self._rules = Protego.parse(body)
+
+    @property
+    def allow_all(self) -> bool:
+        return self._rules is None and self.status < 500
+
+    def allowed(self, url: str) -> bool:
+        if self._rules is None:
+            return self.status < 500
+        return bool(self._rules.can_fetch(url, self.agent))
+
+    def crawl_delay(self) -> float | None:
+        """The `Crawl-delay` (or `Request-rate`) for the agent, in seconds; None when it sets none."""
+        if self._rules is None:
+            return None
+        delay = self._rules.crawl_delay(self.agent)
+        rate = self._rules.request_rate(self.agent)
+        seconds = float(delay) if delay is not None else None
+        if rate is not None and rate.requests:
+            per = rate.seconds / rate.requests
+            seconds = per if seconds is None else max(seconds, per)
+        return seconds
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def agent_token(user_agent: str) -> str:
+    """The product token robots.txt groups match: `sitemapkit` for `sitemapkit/0.1 (+https://...)`."""
+    return user_agent.split("/", 1)[0].split()[0].strip().lower() if user_agent.strip() else "sitemapkit"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pacing
+
+
+class Pacer:
+    """Spaces the starts of requests to one origin by its delay (robots.txt `Crawl-delay`, or `--rate`),
+    and holds an origin back after a `Retry-After`."""
+
+    def __init__(self, rate: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.default = 1.0 / rate if rate else 0.0
+        self.clock = clock
+        self._delay: dict[str, float] = {}
+        self._next: dict[str, float] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def set_delay(self, origin: str, seconds: float | None) -> None:
+        self._delay[origin] = max(self.default, seconds or 0.0)
+
+    def delay(self, origin: str) -> float:
+        return self._delay.get(origin, self.default)
+
+    def hold(self, origin: str, seconds: float) -> None:
+        """No request to `origin` for `seconds` from now (a 429 or 503 with `Retry-After`)."""
+        self._next[origin] = max(self._next.get(origin, 0.0), self.clock() + seconds)
+
+    async def wait(self, origin: str) -> None:
+        delay = self.delay(origin)
+        if not delay and origin not in self._next:
+            return
+        lock = self._locks.setdefault(origin, asyncio.Lock())
+        async with lock:
+            now = self.clock()
+            start = max(now, self._next.get(origin, 0.0))
+            if start > now:
+                await asyncio.sleep(start - now)
+            self._next[origin] = start + delay

@@ -1,0 +1,390 @@
+"""`crawl`: a live site -> the frontier (SQLite) -> the generator's writer -> published sitemaps, as one
+function. The crawl is a source (`CrawlFeed`) of the same `generate` run the other sources use, so the
+output (splitting, gzip, index, atomic publish, state store, robots.txt, XSL) is the same."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
+from sitemapkit.core.dates import parse_w3c
+from sitemapkit.core.diagnostics import DiagnosticHandler
+from sitemapkit.core.errors import InputError, InvalidUrlError, UsageError
+from sitemapkit.core.model import Alternate, Image, Lastmod, UrlEntry
+from sitemapkit.core.urls import Scope, folder_of, normalize_url
+from sitemapkit.crawl.engine import Crawler, CrawlOptions, CrawlProgress
+from sitemapkit.crawl.frontier import Frontier, Row
+from sitemapkit.crawl.policy import CrawlRules
+from sitemapkit.generator.run import generate
+from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
+
+if TYPE_CHECKING:
+    from sitemapkit.generator.config import BuildConfig
+    from sitemapkit.generator.state import StateRun
+
+
+@dataclass(frozen=True)
+class CrawlSource:
+    """A crawl as a source of a build: the start URL and what decides which pages are fetched and kept.
+    See `crawl` for the meaning of each field."""
+
+    start_url: str
+    allow_hosts: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_pages: int | None = None
+    max_depth: int | None = None
+    strip_query: bool = False
+    keep_query: tuple[str, ...] = ()
+    trap_limit: int = 100
+    concurrency: int = 2
+    rate: float | None = None
+    user_agent: str = USER_AGENT
+    timeout: float = 30.0
+    retries: int = 2
+    sitemaps: bool = True
+    images: bool = False
+    render: bool = False
+    crawl_db: str | os.PathLike[str] | None = None
+    resume: bool = False
+    publish_partial: bool = False
+
+    def scope(self) -> Scope:
+        start = _start(self.start_url)
+        return Scope(folder_of(start), self.allow_hosts)
+
+    def key(self) -> str:
+        """What a resumed crawl must share with the one it continues."""
+        scope = self.scope()
+        return json.dumps(
+            [
+                _start(self.start_url),
+                sorted(scope.allow_hosts),
+                self.include,
+                self.exclude,
+                self.strip_query,
+                self.keep_query,
+            ]
+        )
+
+
+def _start(url: str) -> str:
+    try:
+        start = normalize_url(url)
+    except InvalidUrlError as exc:
+        raise UsageError(f"START_URL {url!r} is not a usable URL ({exc})") from None
+    if not start.startswith(("http://", "https://")):
+        raise UsageError(f"START_URL {url!r} is not an http(s) URL")
+    return start
+
+
+def default_crawl_db(out_dir: str | os.PathLike[str], state: str | os.PathLike[str] | None) -> Path:
+    """Where the crawl file goes unless given: beside the state store (`STATE.crawl`), else beside the
+    output folder (`OUT.crawl.db`)."""
+    if state is not None:
+        return Path(f"{os.fspath(state)}.crawl")
+    out = Path(out_dir).resolve()
+    return out.with_name(out.name + ".crawl.db")
+
+
+class CrawlFeed:
+    """The listed pages of a finished (or `publish_partial`) crawl, fed into a `generate` run."""
+
+    def __init__(self, frontier: Frontier, complete: bool, name: str = "crawl") -> None:
+        self.frontier = frontier
+        self.complete = complete
+        self.name = name
+
+    def feed(self, writer: SitemapWriter, run: StateRun | None) -> dict[str, Any]:
+        pages = iter(self.frontier.listed())
+        while True:
+            chunk = [p for _, p in zip(range(500), pages, strict=False)]
+            if not chunk:
+                break
+            if run is not None:
+                run.prefetch(p.url for p in chunk)
+            for page in chunk:
+                lastmod: Lastmod | None = parse_w3c(page.lastmod) if page.lastmod else None
+                entry = UrlEntry(
+                    page.url,
+                    lastmod,
+                    images=tuple(Image(u) for u in page.images),
+                    alternates=tuple(Alternate(h, u) for h, u in page.alternates),
+                    sitemap=page.url,
+                )
+                writer.add_entry(entry, _observer(run, page.hash, lastmod) if run is not None else None)
+        return summary(self.frontier, self.complete)
+
+
+def _observer(
+    run: StateRun, digest: str | None, lastmod: Lastmod | None
+) -> Callable[[UrlEntry], Lastmod | None]:
+    def observe(entry: UrlEntry) -> Lastmod | None:
+        return run.observe(entry.loc, content_hash=digest, source_lastmod=lastmod)
+
+    return observe
+
+
+def summary(frontier: Frontier, complete: bool) -> dict[str, Any]:
+    """The crawl's counts: pages fetched, listed, URLs left out by reason, still queued."""
+    return {
+        "complete": complete,
+        "fetched": frontier.fetched(),
+        "listed": frontier.count("listed = 1"),
+        "queued": frontier.count("state = 0"),
+        "excluded": dict(sorted(frontier.reasons().items())),
+        "crawl_db": str(frontier.path),
+    }
+
+
+def crawl(
+    start_url: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    base_url: str | None = None,
+    source: CrawlSource | None = None,
+    allow_hosts: Iterable[str] = (),
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    max_pages: int | None = None,
+    max_depth: int | None = None,
+    strip_query: bool = False,
+    keep_query: Iterable[str] = (),
+    trap_limit: int = 100,
+    concurrency: int = 2,
+    rate: float | None = None,
+    user_agent: str = USER_AGENT,
+    timeout: float = 30.0,
+    retries: int = 2,
+    sitemaps: bool = True,
+    images: bool = False,
+    render: bool = False,
+    crawl_db: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    publish_partial: bool = False,
+    state: str | os.PathLike[str] | None = None,
+    gzip: bool = False,
+    gzip_level: int = 6,
+    max_urls: int = MAX_URLS,
+    max_bytes: int = MAX_BYTES,
+    index: IndexMode = "auto",
+    name: str = "sitemap",
+    xsl: str | None = None,
+    hreflang: Literal["auto", "complete", "keep"] = "auto",
+    robots: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+    on_diagnostic: DiagnosticHandler | None = None,
+    on_progress: Callable[[CrawlProgress], None] | None = None,
+    explain: Callable[[Row], None] | None = None,
+    crawl_log: str | os.PathLike[str] | None = None,
+) -> PublishResult:
+    """Crawl the site at `start_url` and publish sitemaps of its indexable pages in `out_dir`, as `generate`
+    does (`base_url`, default the start URL's folder, is where they are published).
+
+    Fetched: the start URL and, unless `sitemaps=False`, the URLs of the site's existing sitemaps, then every
+    link found, while in scope (the start URL's scheme, host, port and folder, or `allow_hosts`), kept by
+    `include`/`exclude` (globs or `re:`), within `max_depth` links and `max_pages` fetches, allowed by
+    robots.txt, and not a trap (more than `trap_limit` links in a row between URLs of one pattern). Query
+    strings lose tracking parameters; `strip_query` drops them all but `keep_query`.
+
+    Listed: pages that answer 200 with HTML, are not noindex (meta or `X-Robots-Tag`) and are their own
+    canonical. Each URL left out has a reason (`sitemapkit.crawl.policy.REASONS`), passed to `explain` and
+    written to `crawl_log` (JSON Lines). lastmod: the page's own (JSON-LD `dateModified`,
+    `article:modified_time`), else `Last-Modified`, else with `state` the time its content last changed.
+
+    Polite: `concurrency` requests at a time per host, at most `rate` a second, robots.txt `Crawl-delay`
+    honoured, 429/503 `Retry-After` waited out (`retries` further attempts on 429, 5xx and
+    connection errors). The crawl lives in `crawl_db` (SQLite; default
+    `default_crawl_db`): an interrupted crawl continues with `resume=True` without fetching again what it
+    has. Nothing is published unless the crawl completes (or `publish_partial`).
+
+    `render=True` runs each page's JavaScript in headless Chromium first (`sitemapkit.crawl.render`; needs
+    the `render` extra and a system Chromium, else `UsageError`).
+    """
+    src = source or CrawlSource(
+        start_url,
+        allow_hosts=tuple(allow_hosts),
+        include=tuple(include),
+        exclude=tuple(exclude),
+        max_pages=max_pages,
+        max_depth=max_depth,
+        strip_query=strip_query,
+        keep_query=tuple(keep_query),
+        trap_limit=trap_limit,
+        concurrency=concurrency,
+        rate=rate,
+        user_agent=user_agent,
+        timeout=timeout,
+        retries=retries,
+        sitemaps=sitemaps,
+        images=images,
+        render=render,
+        crawl_db=crawl_db,
+        resume=resume,
+        publish_partial=publish_partial,
+    )
+    scope = src.scope()
+    if src.concurrency < 1:
+        raise UsageError("concurrency must be at least 1")
+    if src.rate is not None and src.rate <= 0:
+        raise UsageError("rate must be more than 0")
+    if base_url is not None:  # checked before the crawl, not after it
+        try:
+            Scope(base_url)
+        except InvalidUrlError as exc:
+            raise UsageError(f"--base-url {base_url!r} is not usable ({exc})") from None
+    if crawl_log is not None and not Path(crawl_log).resolve().parent.is_dir():
+        raise UsageError(f"--crawl-log {crawl_log}: the folder {Path(crawl_log).parent} does not exist")
+    frontier = open_frontier(src, out_dir, state)
+    try:
+        complete = run_crawl(
+            src,
+            frontier,
+            scope,
+            hashes=state is not None,
+            on_diagnostic=on_diagnostic,
+            on_progress=on_progress,
+        )
+        report_rows(frontier, explain, crawl_log)
+        return generate(
+            [],
+            out_dir,
+            base_url or scope.folder,
+            feeds=[CrawlFeed(frontier, complete)],
+            state=state,
+            gzip=gzip,
+            gzip_level=gzip_level,
+            max_urls=max_urls,
+            max_bytes=max_bytes,
+            index=index,
+            name=name,
+            xsl=xsl,
+            allow_hosts=src.allow_hosts,
+            hreflang=hreflang,
+            robots=robots,
+            strict=strict,
+            on_diagnostic=on_diagnostic,
+        )
+    finally:
+        frontier.close()
+
+
+def open_frontier(
+    src: CrawlSource, out_dir: str | os.PathLike[str], state: str | os.PathLike[str] | None
+) -> Frontier:
+    path = Path(src.crawl_db) if src.crawl_db is not None else default_crawl_db(out_dir, state)
+    return Frontier(path, src.key(), fresh=not src.resume)
+
+
+def run_crawl(
+    src: CrawlSource,
+    frontier: Frontier,
+    scope: Scope,
+    *,
+    hashes: bool,
+    on_diagnostic: DiagnosticHandler | None,
+    on_progress: Callable[[CrawlProgress], None] | None,
+) -> bool:
+    """Crawl into `frontier`; True when the crawl completed, False when it was interrupted (Ctrl-C, SIGTERM)
+    with `publish_partial` (otherwise the interruption propagates)."""
+    if frontier.meta("complete") is not None:
+        return True
+    rules = CrawlRules(
+        scope,
+        include=src.include,
+        exclude=src.exclude,
+        strip_query=src.strip_query,
+        keep_query=src.keep_query,
+        max_depth=src.max_depth,
+        trap_limit=src.trap_limit,
+    )
+    options = CrawlOptions(
+        _start(src.start_url),
+        rules,
+        concurrency=src.concurrency,
+        rate=src.rate,
+        max_pages=src.max_pages,
+        user_agent=src.user_agent,
+        timeout=src.timeout,
+        retries=src.retries,
+        sitemaps=src.sitemaps,
+        images=src.images,
+        hashes=hashes,
+        render=src.render,
+    )
+    crawler = Crawler(options, frontier, on_diagnostic=on_diagnostic, on_progress=on_progress)
+    try:
+        asyncio.run(crawler.run())
+    except (KeyboardInterrupt, SystemExit):
+        frontier.commit()
+        if not src.publish_partial:
+            raise
+        return False
+    return True
+
+
+def report_rows(
+    frontier: Frontier, explain: Callable[[Row], None] | None, crawl_log: str | os.PathLike[str] | None
+) -> None:
+    """Each URL left out to `explain`; every URL to the crawl log (JSON Lines)."""
+    if explain is None and crawl_log is None:
+        return
+    rows: Iterator[Row] = frontier.rows()
+    out = None
+    if crawl_log is not None:
+        try:
+            out = open(crawl_log, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise InputError(f"{crawl_log}: cannot write the crawl log ({exc.strerror})") from None
+    try:
+        for row in rows:
+            if explain is not None and row.reason is not None:
+                explain(row)
+            if out is not None:
+                out.write(json.dumps(row.to_dict(), separators=(",", ":")) + "\n")
+    finally:
+        if out is not None:
+            out.close()
+
+
+def run_config(
+    config: BuildConfig,
+    *,
+    on_crawl_progress: Callable[[CrawlProgress], None] | None = None,
+    explain_crawl: Callable[[Row], None] | None = None,
+    **kwargs: Any,
+) -> PublishResult:
+    """Run a `sitemapkit.toml` build that has `type = "crawl"` sources: each crawl first (into its crawl
+    file: `crawl_db`, else beside the state file or the output folder, numbered from the second on), then
+    the build, with the crawled pages fed in beside the other sources. `kwargs` go to `BuildConfig.run`."""
+    frontiers: list[Frontier] = []
+    try:
+        feeds = []
+        for i, spec in enumerate(config.crawls):
+            src = CrawlSource(**spec)
+            path = src.crawl_db or default_crawl_db(config.output.dir, config.state)
+            if i and src.crawl_db is None:
+                path = f"{path}-{i + 1}"
+            frontier = Frontier(path, src.key(), fresh=True)
+            frontiers.append(frontier)
+            on_diagnostic = kwargs.get("on_diagnostic")
+            complete = run_crawl(
+                src,
+                frontier,
+                src.scope(),
+                hashes=config.state is not None,
+                on_diagnostic=on_diagnostic,
+                on_progress=on_crawl_progress,
+            )
+            report_rows(frontier, explain_crawl, None)
+            feeds.append(CrawlFeed(frontier, complete, "crawl" if not i else f"crawl-{i + 1}"))
+        return config.run(feeds=feeds, **kwargs)
+    finally:
+        for frontier in frontiers:
+            frontier.close()
