@@ -748,3 +748,19 @@ def test_the_download_cap_is_reported_once(server: LocalServer, gz: bool) -> Non
     assert result.exit_code == 0, result.stderr
     codes = [line.split("[", 1)[1].split("]", 1)[0] for line in result.stderr.splitlines() if "[" in line]
     assert codes == ["download-too-large"], result.stderr
+
+
+def test_validate_counts_a_missing_child_as_a_file_with_or_without_url(
+    tmp_path: Path, server: LocalServer
+) -> None:
+    index = tmp_path / "sitemap.xml"
+    index.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"<sitemap><loc>{server.url('/sitemap-1.xml')}</loc></sitemap>\n</sitemapindex>\n"
+    )
+    without = CliRunner().invoke(main, ["validate", str(index)])
+    with_url = CliRunner().invoke(main, ["validate", str(index), "--url", server.url("/sitemap.xml")])
+    for result in (without, with_url):
+        assert result.exit_code == 1
+        assert result.output.splitlines()[-1] == "2 files, 0 URLs: 1 error, 0 warnings", result.output

@@ -257,6 +257,10 @@ class Validator:
                             url=child.url,
                         )
                     )
+                    # counted as a file that could not be read, as a child that cannot be fetched is
+                    self.report._file(
+                        FileReport(path, child.url, parent.source, root.depth + 1, error="no such file")
+                    )
                     return None
             if not self.options.fetch_missing:
                 self.emit(
