@@ -599,6 +599,7 @@ def page_lastmod(root: Any) -> Lastmod | None:
     `@graph`), else `<meta property="article:modified_time">` (or `og:updated_time`); a `Lastmod`, or None
     when the page says nothing usable. A date-time without a timezone is taken as UTC. Call it before
     `hash_tree`, which removes scripts."""
+
     def parse(value: object) -> Lastmod | None:
         if not isinstance(value, str) or not value.strip():
             return None

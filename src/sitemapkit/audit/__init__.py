@@ -1,0 +1,1 @@
+"""The audit: a site's sitemaps against the live site (`sitemapkit.audit.run.audit`)."""
