@@ -102,7 +102,7 @@ def serve_folder(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # the fast server first reads every file into memory
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):

@@ -271,3 +271,35 @@ def test_cli_exit_codes_and_outputs(server: LocalServer, tmp_path: Path) -> None
 def test_cli_refuses_bad_numbers(value: str) -> None:
     p = _cli("https://example.com/", value)
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_cli_html_sample_and_crawl(server: LocalServer, tmp_path: Path) -> None:
+    _many(server, 12)
+    page(server, "/", title="Home", links=tuple(f"/p{i}" for i in range(12)))
+    p = _cli(server.url("/"), "--sample", "5", "--seed", "2", "--crawl", "--html", str(tmp_path / "r.html"),
+             "--json", str(tmp_path / "r.json"), "--fail-on", "never")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "5 of 12 listed URLs checked (a random sample, seed 2)" in p.stdout
+    assert "crawl: 13 pages fetched" in p.stdout and "url-not-in-sitemap" in p.stdout  # the home page
+    data = json.loads((tmp_path / "r.json").read_text())
+    html = (tmp_path / "r.html").read_text()
+    assert data["sample"]["checked"] == 5 and "95% CI" in html
+    assert html.count('<svg class="chart"') == 4 and "No data for lastmod by month" in html  # no lastmod
+
+
+def test_validator_gives_each_entry_once_with_its_place(tmp_path: Path) -> None:
+    import asyncio
+
+    from sitemapkit.validator.run import avalidate
+
+    path = tmp_path / "sitemap.xml"
+    path.write_text(
+        urlset([entry("https://example.com/a"), entry("/relative"), entry("https://example.com/b")])
+    )
+    seen = []
+    report = asyncio.run(avalidate(path, url="https://example.com/sitemap.xml", on_entry=seen.append))
+    assert [(e.loc, e.sitemap, e.line) for e in seen] == [
+        ("https://example.com/a", str(path), 3),
+        ("https://example.com/b", str(path), 5),
+    ]
+    assert [d.code for d in report] == ["invalid-url"]

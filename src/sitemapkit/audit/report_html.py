@@ -84,7 +84,7 @@ def columns(items: list[tuple[str, int]], *, title: str, colour: str = BLUE) -> 
     top = max(v for _, v in items) or 1
     n = len(items)
     width, height, base = 420, 190, 160
-    slot = (width - 20) / n
+    slot = min((width - 20) / n, 48.0)
     every = max(1, round(n / 8))
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}">'
@@ -268,6 +268,8 @@ def render(report: AuditReport) -> str:
         listed=f"{s['urls_listed']:,}",
         checked=f"{s['urls_checked']:,}",
         errors=f"{s['errors']:,}",
+        err_class="err" if s["errors"] else "",
+        warn_class="warn" if s["warnings"] else "",
         warnings=f"{s['warnings']:,}",
         sitemaps=f"{s['sitemaps']:,}",
         coverage=coverage,
@@ -440,8 +442,8 @@ script-src 'unsafe-inline'; img-src data:">
 <div class="stats">
 <div class="stat"><b data-count="urls_listed">{listed}</b><span>URLs listed</span></div>
 <div class="stat"><b data-count="urls_checked">{checked}</b><span>checked</span></div>
-<div class="stat err"><b data-count="errors">{errors}</b><span>errors</span></div>
-<div class="stat warn"><b data-count="warnings">{warnings}</b><span>warnings</span></div>
+<div class="stat {err_class}"><b data-count="errors">{errors}</b><span>errors</span></div>
+<div class="stat {warn_class}"><b data-count="warnings">{warnings}</b><span>warnings</span></div>
 <div class="stat"><b data-count="sitemaps">{sitemaps}</b><span>sitemap files</span></div>{coverage}
 </div></div></section>
 {baseline}{notes}

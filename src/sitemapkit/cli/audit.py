@@ -152,7 +152,9 @@ def print_summary(report: AuditReport, limit: int, *, color: bool) -> None:
     s = report.summary()
     d = report.discovery
     if d.get("sitemaps"):
-        click.echo(f"sitemaps ({d.get('via')}): " + ", ".join(d["sitemaps"]))
+        named = d["sitemaps"]
+        more = f" and {len(named) - 3:,} more" if len(named) > 3 else ""
+        click.echo(f"sitemaps ({d.get('via')}): " + ", ".join(named[:3]) + more)
     checked = f"{s['urls_checked']:,} of {s['urls_listed']:,} listed URLs checked"
     if report.sample is not None:
         checked += f" (a random sample, seed {report.sample['seed']})"
