@@ -22,8 +22,6 @@ from sitemapkit.core.model import Alternate, Image, IndexEntry, News, UrlEntry, 
 from sitemapkit.core.urls import Scope, normalize_url
 
 if TYPE_CHECKING:
-    from sitemapkit.audit.report import AuditReport
-    from sitemapkit.audit.run import audit
     from sitemapkit.generator.run import generate
     from sitemapkit.generator.writer import PublishResult, SitemapFile, SitemapWriter
     from sitemapkit.reader.parser import SitemapParser, parse_bytes, parse_file
@@ -34,8 +32,6 @@ if TYPE_CHECKING:
 # The pure core is imported at once; each front end (writer, reader with httpx, parser with lxml,
 # validator) loads on first use, so `import sitemapkit` stays quick and a script pays only for what it uses.
 _LAZY = {
-    "audit": "sitemapkit.audit.run",
-    "AuditReport": "sitemapkit.audit.report",
     "generate": "sitemapkit.generator.run",
     "PublishResult": "sitemapkit.generator.writer",
     "SitemapFile": "sitemapkit.generator.writer",
@@ -70,7 +66,6 @@ __all__ = [
     "CODES",
     "Alternate",
     "AsyncReader",
-    "AuditReport",
     "Diagnostic",
     "DiagnosticLog",
     "FileReport",
@@ -96,7 +91,6 @@ __all__ = [
     "ValidationReport",
     "Video",
     "aread",
-    "audit",
     "avalidate",
     "format_w3c",
     "generate",
