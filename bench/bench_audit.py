@@ -126,7 +126,7 @@ def main() -> None:
                 continue
             results.append(
                 run_command(
-                    "advertools sitemap_to_df+crawl_headers",
+                    "advertools to_df+crawl_headers",
                     [
                         sys.executable,
                         "-c",
@@ -143,7 +143,7 @@ def main() -> None:
         print_table(
             f"Audit a {args.urls:,}-URL sitemap on a loopback site (concurrency {args.concurrency})",
             results,
-            "advertools sitemap_to_df+crawl_headers",
+            "advertools to_df+crawl_headers",
         )
     finally:
         server.kill()
