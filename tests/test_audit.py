@@ -303,3 +303,33 @@ def test_validator_gives_each_entry_once_with_its_place(tmp_path: Path) -> None:
         ("https://example.com/b", str(path), 5),
     ]
     assert [d.code for d in report] == ["invalid-url"]
+
+
+def test_redirect_loop_unreachable_host_and_robots_5xx(server: LocalServer) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/page"  # nothing listens there once closed
+    other = LocalServer().start()
+    try:
+        other.route("/robots.txt", "busy", status=503, content_type="text/plain")
+        other.route("/page", "<title>x</title>", content_type="text/html")
+        server.route("/robots.txt", f"Sitemap: {server.url('/sitemap.xml')}\n", content_type="text/plain")
+        server.redirect("/loop", server.url("/loop2"))
+        server.redirect("/loop2", server.url("/loop"))
+        listed = [server.url("/loop"), dead, other.url("/page")]
+        server.route("/sitemap.xml", urlset([entry(u) for u in listed]))
+        report = audit(server.url("/"), retries=0, allow_hosts=["127.0.0.1"], now=NOW)
+    finally:
+        other.stop()
+    by = {f.url: f for f in report.findings}
+    assert {(f.code, f.url) for f in report.findings} == {
+        ("url-redirect", listed[0]),
+        ("url-unreachable", dead),
+        ("url-blocked", listed[2]),
+    }
+    assert "redirect loop" in by[listed[0]].message
+    assert "robots.txt could not be fetched" in by[dead].message
+    assert "answered 503" in by[listed[2]].message
+    assert not [r for r in other.requests if r.path == "/page"]  # robots.txt 5xx: the page is not fetched

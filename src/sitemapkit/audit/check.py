@@ -121,9 +121,9 @@ def judge(
             )
         )
 
-    if check.blocked:
+    if check.blocked is not None:
         row.indexability = "blocked"
-        add("url-blocked", "robots.txt disallows this URL for crawlers; it was not fetched.")
+        add("url-blocked", f"Not crawlable: {check.blocked}; it was not fetched.", robots=check.blocked)
         return row, found
     if check.error is not None and check.status is None:
         row.indexability = "unreachable"

@@ -38,8 +38,8 @@ AUDIT_CODES: dict[str, CodeHelp] = {
         CodeHelp(
             "url-redirect",
             W,
-            "The listed URL answers with a redirect (3xx). Search Console reports it as 'Page with "
-            "redirect'; the sitemap should list final URLs only.",
+            "The listed URL answers with a redirect (3xx or meta refresh; or its redirects loop). Search "
+            "Console reports it as 'Page with redirect'; the sitemap should list final URLs only.",
             "List the redirect's target instead (if it is not listed already) and drop the old URL.",
         ),
         CodeHelp(
@@ -52,8 +52,8 @@ AUDIT_CODES: dict[str, CodeHelp] = {
         CodeHelp(
             "url-unreachable",
             E,
-            "No answer at all: DNS failure, refused connection, timeout, or a redirect loop.",
-            "Check that the host resolves and answers; fix the loop; or remove the URL.",
+            "No answer at all: DNS failure, refused connection, timeout, a connection cut midway.",
+            "Check that the host resolves and answers in time, or remove the URL.",
         ),
         CodeHelp(
             "url-noindex",

@@ -41,8 +41,9 @@ _SPACES = re.compile(r"\s+")
 class PageCheck:
     """What one URL answered: status, redirects, content type, and for an HTML page what it says of itself.
 
-    `error` is set when no answer could be had (DNS, connection, timeout, redirect loop); `blocked` when
-    robots.txt disallows the URL (it is then not fetched)."""
+    `error` is set when no answer could be had (DNS, connection, timeout, redirect loop; or robots.txt
+    itself could not be fetched); `blocked` when robots.txt disallows the URL. Either way nothing more was
+    fetched."""
 
     url: str
     status: int | None = None
@@ -50,7 +51,8 @@ class PageCheck:
     redirects: tuple[Hop, ...] = ()
     content_type: str | None = None
     error: str | None = None
-    blocked: bool = False
+    blocked: str | None = None
+    """Why robots.txt keeps the URL from being fetched, when it does."""
     elapsed_ms: int | None = None
     body_bytes: int | None = None
     x_robots_tag: tuple[str, ...] = ()
@@ -82,6 +84,7 @@ class Prober:
         self.pacer = Pacer(options.rate)
         self.keep_links = links
         self._robots: dict[str, tuple[RobotsRules, str]] = {}
+        self._unreachable: dict[str, str] = {}
         self._lock = asyncio.Lock()
 
     async def robots(self, origin: str) -> tuple[RobotsRules, str]:
@@ -94,8 +97,9 @@ class Prober:
             try:
                 result = await self.fetcher.get(origin + "/robots.txt", limit=MAX_ROBOTS_BYTES)
                 status, text = result.status, result.body.decode("utf-8", "replace") if result.ok else ""
-            except FetchError:
+            except FetchError as exc:
                 status, text = 599, ""
+                self._unreachable[origin] = exc.reason
             rules = RobotsRules(status, text, self.agent)
             self.pacer.set_delay(origin, rules.crawl_delay())
             self._robots[origin] = (rules, text)
@@ -106,8 +110,15 @@ class Prober:
         out = PageCheck(url)
         origin = origin_of(url)
         rules, _ = await self.robots(origin)
+        if origin in self._unreachable:
+            out.error = f"{origin}/robots.txt could not be fetched ({self._unreachable[origin]})"
+            return out
         if not rules.allowed(url):
-            out.blocked = True
+            out.blocked = (
+                f"{origin}/robots.txt answered {rules.status}: search engines fetch nothing from the host"
+                if rules.status >= 500
+                else f"{origin}/robots.txt disallows it for {self.agent}"
+            )
             return out
         opts = self.options
         fetch_opts = self.fetcher.options
