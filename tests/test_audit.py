@@ -333,3 +333,26 @@ def test_redirect_loop_unreachable_host_and_robots_5xx(server: LocalServer) -> N
     assert "robots.txt could not be fetched" in by[dead].message
     assert "answered 503" in by[listed[2]].message
     assert not [r for r in other.requests if r.path == "/page"]  # robots.txt 5xx: the page is not fetched
+
+
+def test_lastmod_against_last_modified_unless_it_is_the_response_time(server: LocalServer) -> None:
+    import email.utils
+
+    html = {"Content-Type": "text/html"}
+    body = b"<html><head><title>t</title></head><body>text</body></html>"
+    server.route("/robots.txt", f"Sitemap: {server.url('/sitemap.xml')}\n", content_type="text/plain")
+    server.route("/old", body, headers={**html, "Last-Modified": "Tue, 01 Sep 2026 10:00:00 GMT"})
+    server.handle(
+        "/dynamic", lambda _: (200, {**html, "Last-Modified": email.utils.formatdate(usegmt=True)}, body)
+    )
+    server.route(
+        "/sitemap.xml",
+        urlset([entry(server.url("/old"), "2026-11-01"), entry(server.url("/dynamic"), "2026-01-01")]),
+    )
+    report = audit(server.url("/"), now=NOW)
+    assert [(f.code, f.url, f.evidence["page_lastmod_from"]) for f in report.findings] == [
+        ("lastmod-ahead", server.url("/old"), "Last-Modified")
+    ]
+    rows = {r.url: r for r in report.rows}
+    assert rows[server.url("/old")].page_lastmod == "2026-09-01T10:00:00+00:00"
+    assert rows[server.url("/dynamic")].page_lastmod is None

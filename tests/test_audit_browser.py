@@ -66,7 +66,11 @@ def report_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
     folder = tmp_path_factory.mktemp("audit-html")
     write_html(report, folder / "audit.html")
     report.write_json(folder / "audit.json")
-    return folder, json.loads((folder / "audit.json").read_text())
+    data = json.loads((folder / "audit.json").read_text())
+    previous = dict(data, findings=data["findings"][2:])  # as if the first two findings were new
+    report.compare(previous)
+    write_html(report, folder / "audit-baseline.html")
+    return folder, data
 
 
 def test_report_opens_offline_with_the_json_counts(
@@ -143,3 +147,18 @@ def test_tables_sort_and_filter(report_files: tuple[Path, dict[str, object]], tm
         _select(page, "all-findings", "code", "url-noindex")
         assert _matching(page, "all-findings") == sum(1 for f in findings if f["code"] == "url-noindex")
         assert page.problems() == []
+
+
+def test_baseline_column_filters_new_findings(
+    report_files: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
+    folder, data = report_files
+    findings: list[dict[str, object]] = data["findings"]  # type: ignore[assignment]
+    with Browser(tmp_path / "profile") as browser:
+        page = browser.open((folder / "audit-baseline.html").as_uri(), 1280, 900)
+        assert page.problems() == []
+        assert page.js("document.querySelector('[data-count=new]').textContent") == "2"
+        _select(page, "all-findings", "baseline", "new")
+        assert sorted(_column(page, "all-findings", 2)) == sorted(str(f["url"]) for f in findings[:2])
+        _select(page, "all-findings", "baseline", "unchanged")
+        assert _matching(page, "all-findings") == len(findings) - 2

@@ -201,7 +201,7 @@ def _lastmod(listing: Listing, check: PageCheck, row: UrlRow, now: dt.datetime, 
     said = listing.lastmod
     own: Lastmod | None = check.lastmod
     source = "the page's dateModified / article:modified_time"
-    if own is None and check.last_modified is not None and check.last_modified != check.date:
+    if own is None and check.last_modified is not None and not _is_response_time(check):
         # a Last-Modified equal to Date is a page built for this request: it says nothing of its content
         own, source = check.last_modified, "Last-Modified"
     if own is not None:
@@ -239,6 +239,13 @@ def _lastmod(listing: Listing, check: PageCheck, row: UrlRow, now: dt.datetime, 
             page_lastmod=format_w3c(own),
             page_lastmod_from=source,
         )
+
+
+def _is_response_time(check: PageCheck) -> bool:
+    """Whether `Last-Modified` is just when the response was made (within 2 s of `Date`)."""
+    if check.last_modified is None or check.date is None:
+        return False
+    return abs(as_datetime(check.last_modified) - as_datetime(check.date)) <= dt.timedelta(seconds=2)
 
 
 def soft_404(check: PageCheck) -> str | None:

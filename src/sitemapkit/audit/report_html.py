@@ -256,7 +256,9 @@ def render(report: AuditReport) -> str:
         )
     notes = "".join(f'<p class="note">{_e(n)}</p>' for n in data["notes"])
     payload = json.dumps(
-        {"urls": data["urls"], "findings": data["findings"]}, ensure_ascii=False, separators=(",", ":")
+        {"urls": data["urls"], "findings": data["findings"], "baseline": bool(data["baseline"])},
+        ensure_ascii=False,
+        separators=(",", ":"),
     ).replace("</", "<\\/")
     via = data["discovery"].get("via")
     return PAGE.format(
@@ -274,6 +276,11 @@ def render(report: AuditReport) -> str:
         sitemaps=f"{s['sitemaps']:,}",
         coverage=coverage,
         baseline=baseline,
+        baseline_filter=(
+            '<select data-filter="baseline" aria-label="Baseline"><option value="">New or not</option></select>'
+            if data["baseline"]
+            else ""
+        ),
         notes=notes,
         findings=_findings(data),
         charts=graphs,
@@ -425,8 +432,8 @@ function table(id,rows,cols,filters){
   draw();}
 table("urls",data.urls,["url","status","indexability","codes","lastmod","page_lastmod","depth","sitemap"],
   ["indexability","codes"]);
-table("all-findings",data.findings,["severity","code","url","message","status","sitemap","line"],
-  ["severity","code"]);
+table("all-findings",data.findings,["severity","code","url","message","status","sitemap","line","baseline"],
+  data.baseline?["severity","code","baseline"]:["severity","code"]);
 })();
 """
 
@@ -464,13 +471,13 @@ script-src 'unsafe-inline'; img-src data:">
 <section id="all-findings"><h2>All findings</h2>
 <div class="controls"><input type="search" placeholder="Filter findings…" aria-label="Filter findings">
 <select data-filter="severity" aria-label="Severity"><option value="">Any severity</option></select>
-<select data-filter="code" aria-label="Code"><option value="">Any code</option></select></div>
+<select data-filter="code" aria-label="Code"><option value="">Any code</option></select>{baseline_filter}</div>
 <div class="shown"></div>
 <div class="scroll"><table class="rows"><thead><tr>
 <th data-key="severity"><button>Severity</button></th><th data-key="code"><button>Code</button></th>
 <th data-key="url"><button>URL</button></th><th data-key="message"><button>Message</button></th>
 <th data-key="status"><button>Status</button></th><th data-key="sitemap"><button>Sitemap</button></th>
-<th data-key="line"><button>Line</button></th>
+<th data-key="line"><button>Line</button></th><th data-key="baseline"><button>Baseline</button></th>
 </tr></thead><tbody></tbody></table></div><button class="more" hidden>Show more</button></section>
 <section><h2>Sitemap tree</h2>{tree}</section>
 <footer>Written by sitemapkit audit. One file: no network request is made to show it.</footer>
