@@ -236,6 +236,11 @@ def test_json_csv_and_baseline(server: LocalServer, tmp_path: Path) -> None:
         ("url-error", server.url("/gone"))
     ]
     assert second.baseline["unchanged"] == len(second.findings) - 2
+    from sitemapkit.audit.report_html import render
+
+    page_html = render(second)
+    fixed_part = page_html.split("Fixed since the baseline", 1)[1].split("</details>", 1)[0]
+    assert server.url("/gone") in fixed_part and "url-error" in fixed_part
     assert second.failed("error")
     # the same site again: nothing new, so --fail-on error passes though errors remain
     second.write_json(tmp_path / "b.json")

@@ -158,6 +158,7 @@ def test_baseline_column_filters_new_findings(
         page = browser.open((folder / "audit-baseline.html").as_uri(), 1280, 900)
         assert page.problems() == []
         assert page.js("document.querySelector('[data-count=new]').textContent") == "2"
+        assert page.js("document.querySelectorAll('details.fixed li').length") == 0  # nothing was fixed
         _select(page, "all-findings", "baseline", "new")
         assert sorted(_column(page, "all-findings", 2)) == sorted(str(f["url"]) for f in findings[:2])
         _select(page, "all-findings", "baseline", "unchanged")

@@ -246,6 +246,18 @@ def render(report: AuditReport) -> str:
             f'<b data-count="new">{b["new"]:,}</b> new, {b["unchanged"]:,} unchanged, '
             f"<b>{b['fixed']:,}</b> fixed.</p>"
         )
+        gone = b["fixed_findings"]
+        if gone:
+            items = "".join(
+                f'<li><code>{_e(f["code"])}</code> <span class="url">{_e(f["url"] or f["sitemap"] or "")}</span></li>'
+                for f in gone[:200]
+            )
+            if len(gone) > 200:
+                items += f"<li>… and {len(gone) - 200:,} more</li>"
+            baseline += (
+                '<details class="fixed"><summary>Fixed since the baseline</summary>'
+                f"<ul>{items}</ul></details>"
+            )
     coverage = ""
     if data["coverage"]:
         c = data["coverage"]
@@ -366,6 +378,7 @@ cursor:pointer}
 .good{background:#eaf6ec;border:1px solid #b7dfbf;border-radius:8px;padding:12px 16px;color:var(--green)}
 .note,.baseline{background:#eef4fb;border-radius:8px;padding:8px 12px}
 .empty{color:var(--muted)}
+.fixed{margin:8px 0}.fixed ul{margin:6px 0;padding-left:18px}
 footer{margin-top:40px;color:var(--muted);font-size:.82rem}
 @media (max-width:600px){main{padding:14px 10px 40px}h1{font-size:1.25rem}.hero{padding:14px;gap:14px}
 .gauge{width:84px;height:84px}.grid,.findings{grid-template-columns:1fr}
