@@ -123,8 +123,11 @@ def print_table(title: str, results: list[Result], baseline: str | None = None) 
     sys.stdout.flush()
 
 
-def serve_folder(folder: Path, prepare: Callable[[str], None]) -> tuple[subprocess.Popen[bytes], str]:
-    """Serve `folder` with `python -m http.server` on a free 127.0.0.1 port, in its own process.
+def serve_folder(
+    folder: Path, prepare: Callable[[str], None], *, fast: bool = False
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Serve `folder` with `python -m http.server` (or, `fast`, bench/siteserver.py: keep-alive, files in
+    memory) on a free 127.0.0.1 port, in its own process.
 
     `prepare(base)` runs first with the server's address (`http://127.0.0.1:PORT`), to write files that
     name it. Returns the process (the caller kills it) and the address."""
@@ -133,12 +136,16 @@ def serve_folder(folder: Path, prepare: Callable[[str], None]) -> tuple[subproce
         port = s.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
     prepare(base)
+    argv = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)]
+    if fast:
+        server = Path(__file__).resolve().parent / "siteserver.py"
+        argv = [sys.executable, str(server), str(folder), str(port)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        argv,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # the fast server first reads every file into memory
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):

@@ -21,6 +21,7 @@ SCRIPTS = [
     "bench_folder.py",
     "bench_state.py",
     "bench_crawl.py",
+    "bench_audit.py",
 ]
 
 

@@ -23,14 +23,15 @@ def test_readme_python_example_runs(
     (tmp_path / "urls.txt").write_text("https://example.com/\nhttps://example.com/pricing\n")
     with SitemapWriter(tmp_path / "examples" / "out", "https://example.com/", gzip=True, index="always") as w:
         w.add("https://example.com/a")
-    # the reading example asks https://example.com/: serve that site locally instead
+    # the reading and audit examples ask https://example.com/: serve that site locally instead
     site = server.url("/")
     server.route("/robots.txt", "User-agent: *\nSitemap: /sitemap.xml\n", content_type="text/plain")
     server.route(
         "/sitemap.xml",
         f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{site}x</loc></url></urlset>',
     )
-    code = block.replace('"https://example.com/")', f'"{site}")') if "sitemapkit.read(" in block else block
+    live = "sitemapkit.read(" in block or "from sitemapkit.audit import audit" in block
+    code = block.replace('"https://example.com/")', f'"{site}")') if live else block
     namespace: dict[str, object] = {}
     exec(compile(code, str(README), "exec"), namespace)
     if "shop.db" in code:  # a reader runs an example more than once, in the same folder

@@ -557,6 +557,7 @@ def test_parse_and_validate_read_a_local_index_children_locally_first(
     assert [(f.source, f.entries) for f in report.files][1:] == [
         (str(old / "maps" / "sitemap1.xml.gz"), 2),
         (str(old / "sitemap2.xml"), 1),
+        (remote, 0),  # not read (not fetched unless asked), counted as a file all the same
     ]
     assert [d.code for d in report if d.url == remote] == ["read-error"]
     assert [r.path for r in server.requests] == ["/remote.xml"]

@@ -11,6 +11,7 @@ import click
 
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
+    "audit": "sitemapkit.cli.audit:audit",
     "build": "sitemapkit.cli.build:build",
     "crawl": "sitemapkit.cli.crawl:crawl",
     "diff": "sitemapkit.cli.diff:diff",

@@ -24,7 +24,7 @@ import asyncio
 import datetime as dt
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -34,6 +34,7 @@ from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.validator.report import DEFAULT_MAX_UNCOMPRESSED, KEEP, ValidationReport
 
 if TYPE_CHECKING:
+    from sitemapkit.core.model import UrlEntry
     from sitemapkit.reader.fetch import FetchOptions
 
 __all__ = ["avalidate", "validate"]
@@ -63,8 +64,11 @@ async def avalidate(
     fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
+    on_entry: Callable[[UrlEntry], None] | None = None,
 ) -> ValidationReport:
-    """The async form of `validate`, for use inside a running event loop."""
+    """The async form of `validate`, for use inside a running event loop. `on_entry` is given every URL
+    entry with a usable `<loc>` as it is read (with its `sitemap` and `line`), so that a caller such as the
+    audit reads the tree once."""
     # The walk needs httpx and lxml: load them only now, so that `import sitemapkit` stays quick.
     from sitemapkit.reader.fetch import FetchOptions
     from sitemapkit.validator.walk import Options, Validator
@@ -94,6 +98,7 @@ async def avalidate(
             hosts,
             on_diagnostic,
             spool,
+            on_entry,
         )
         await run.run(sources)
         run.excerpts()

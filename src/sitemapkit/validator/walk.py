@@ -12,7 +12,7 @@ import gzip
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import IO, BinaryIO, Final, cast
@@ -105,8 +105,10 @@ class Validator:
         allow_hosts: tuple[str, ...],
         on_diagnostic: DiagnosticHandler | None,
         spool: str,
+        on_entry: Callable[[UrlEntry], None] | None = None,
     ) -> None:
         self.report = report
+        self.on_entry = on_entry
         self.options = options
         self.on_diagnostic = on_diagnostic
         self.tree = TreeChecks(self.emit, now=tree_now, allow_hosts=allow_hosts)
@@ -272,6 +274,9 @@ class Validator:
                         line=child.line,
                         url=child.url,
                     )
+                )
+                self.report._file(  # a file that could not be read, as with --url or a failed fetch
+                    FileReport(child.url, child.url, parent.source, root.depth + 1, error="not fetched")
                 )
                 return None
         if (
@@ -441,6 +446,8 @@ class Validator:
             was_flagged = bool(flagged) and (entry.line, entry.loc) in flagged
             if isinstance(entry, UrlEntry):
                 checks.url(entry, was_flagged)
+                if self.on_entry is not None and not was_flagged:
+                    self.on_entry(entry)
             else:
                 url = checks.sitemap(entry, was_flagged)
                 if url is not None:

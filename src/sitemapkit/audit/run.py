@@ -1,0 +1,518 @@
+"""`audit`: a site's sitemaps against the live site, as one function.
+
+1. Discovery: robots.txt `Sitemap:` lines, else the well-known paths (`sitemap-not-in-robots`).
+2. Every sitemap read once, through the validator (every `validate` code is a finding); the URL entries
+   are collected on the way (`avalidate(on_entry=...)`).
+3. Every listed URL (or a seeded sample, or the first `max_urls`) checked live by the crawler's
+   `Prober`: robots.txt, per-host pacing, `Retry-After`, one GET, the page facts of `core/page.py`.
+4. With `crawl`, the crawler's engine crawls from the home page: pages no sitemap lists, and listed
+   pages no crawled page links to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import random
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from sitemapkit.audit.check import Listing, UrlRow, judge, median, soft_404
+from sitemapkit.audit.findings import AUDIT_CODES, Finding, help_for
+from sitemapkit.audit.report import AuditReport, load_baseline, wilson
+from sitemapkit.core.constants import USER_AGENT
+from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.core.urls import Scope, normalize_url
+from sitemapkit.crawl.engine import CrawlOptions, CrawlProgress, make_fetcher
+from sitemapkit.crawl.frontier import Frontier
+from sitemapkit.crawl.policy import CrawlRules, origin_of
+from sitemapkit.crawl.probe import PageCheck, Prober
+from sitemapkit.reader.discover import discover, sitemaps_in_robots
+
+SOFT_404_MIN_PAGES = 5
+"""Pages needed for a meaningful median page size (fewer: the title or heading alone decides)."""
+
+
+@dataclass
+class AuditProgress:
+    """Live counts of the URL checks: done of total, and the rate."""
+
+    done: int = 0
+    total: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def rate(self) -> float:
+        elapsed = time.monotonic() - self.started
+        return self.done / elapsed if elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the current rate."""
+        rate = self.rate
+        return (self.total - self.done) / rate if rate > 0 else None
+
+
+def _target(url: str) -> tuple[str, str | None]:
+    """(site root, sitemap URL or None) of the SITE_OR_SITEMAP_URL argument."""
+    try:
+        norm = normalize_url(url)
+    except InvalidUrlError as exc:
+        raise UsageError(
+            f"{url!r} is not a usable URL ({exc.reason}); give the site's URL (https://example.com/) or a "
+            "sitemap URL"
+        ) from None
+    parts = urlsplit(norm)
+    if parts.scheme not in ("http", "https"):
+        raise UsageError(f"{url!r}: give the site's URL (https://example.com/) or a sitemap URL")
+    root = f"{parts.scheme}://{parts.netloc}/"
+    if parts.path in ("", "/") and not parts.query:
+        return root, None
+    return root, norm
+
+
+def audit(
+    target: str,
+    *,
+    crawl: bool = False,
+    max_pages: int | None = None,
+    max_depth: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_urls: int | None = None,
+    concurrency: int = 2,
+    rate: float | None = None,
+    user_agent: str = USER_AGENT,
+    timeout: float = 30.0,
+    retries: int = 2,
+    allow_hosts: Iterable[str] = (),
+    now: dt.datetime | None = None,
+    baseline: str | os.PathLike[str] | dict[str, Any] | None = None,
+    crawl_db: str | os.PathLike[str] | None = None,
+    on_progress: Callable[[AuditProgress], None] | None = None,
+    on_crawl_progress: Callable[[CrawlProgress], None] | None = None,
+) -> AuditReport:
+    """Audit the sitemaps of `target` (a site root, or one sitemap or index URL) against the live site.
+
+    Every sitemap of the tree is validated (each `validate` code is a finding) and every URL it lists is
+    checked live: `url-redirect`, `url-error`, `url-unreachable`, `url-noindex`, `url-canonicalized`,
+    `url-blocked`, `url-soft-404`, `url-not-html`, `lastmod-future`, `lastmod-stale`, `lastmod-ahead`,
+    `url-in-several-sitemaps`, `hreflang-return-missing` (`sitemapkit.audit.findings.AUDIT_CODES`). Only
+    `sample` URLs are checked when given (a uniform random sample, reproducible with `seed`; each finding's
+    share gets a 95% confidence interval), at most `max_urls` otherwise.
+
+    With `crawl`, the site is crawled from its home page (at most `max_pages` pages, `max_depth` links):
+    `url-not-in-sitemap` and `url-orphan`, and the depth of each page. The crawl file is `crawl_db` (a
+    temporary file by default).
+
+    Polite as `crawl` is: robots.txt for `user_agent`, `concurrency` requests at a time per host, at most
+    `rate` a second (or the `Crawl-delay`), `Retry-After` honoured, `retries` further attempts. `baseline`
+    (a previous report's JSON, or its path) marks findings new or unchanged and lists the fixed ones.
+    """
+    root, sitemap = _target(target)
+    if concurrency < 1:
+        raise UsageError("concurrency must be at least 1")
+    if rate is not None and rate <= 0:
+        raise UsageError("rate must be more than 0")
+    if sample is not None and sample < 1:
+        raise UsageError("sample must be at least 1")
+    if max_urls is not None and max_urls < 1:
+        raise UsageError("max_urls must be at least 1")
+    hosts = tuple(h.strip() for h in allow_hosts if h.strip())
+    try:
+        scope = Scope(root, hosts)
+    except InvalidUrlError as exc:
+        raise UsageError(f"--allow-host: {exc}") from None
+    previous = load_baseline(baseline) if isinstance(baseline, str | os.PathLike) else baseline
+    options = CrawlOptions(
+        root,
+        CrawlRules(scope, max_depth=max_depth),
+        concurrency=concurrency,
+        rate=rate,
+        max_pages=max_pages,
+        user_agent=user_agent,
+        timeout=timeout,
+        retries=retries,
+        sitemaps=False,
+    )
+    clock = now or dt.datetime.now(dt.UTC)
+    report = AuditReport(target, format_w3c(clock.replace(microsecond=0)))
+    run = _Run(options, report, hosts, clock, on_progress)
+    asyncio.run(run.check(root, sitemap, sample, seed, max_urls))
+    if crawl:
+        _coverage(options, report, run.listings, crawl_db, on_crawl_progress)
+    report.sort()
+    if previous is not None:
+        report.compare(previous)
+    return report
+
+
+class _Run:
+    def __init__(
+        self,
+        options: CrawlOptions,
+        report: AuditReport,
+        hosts: tuple[str, ...],
+        now: dt.datetime,
+        on_progress: Callable[[AuditProgress], None] | None,
+    ) -> None:
+        self.options = options
+        self.report = report
+        self.hosts = hosts
+        self.now = now
+        self.on_progress = on_progress
+        self.listings: dict[str, Listing] = {}
+
+    def _entry(self, entry: UrlEntry) -> None:
+        try:
+            url = normalize_url(entry.loc)
+        except InvalidUrlError:
+            return
+        listing = self.listings.get(url)
+        if listing is None:
+            listing = self.listings[url] = Listing(
+                url, [], entry.lastmod, tuple((a.hreflang, a.href) for a in entry.alternates)
+            )
+            listing.media = bool(entry.images or entry.videos)
+        listing.places.append((entry.sitemap or "", entry.line))
+
+    def _finding(self, d: Diagnostic) -> None:
+        self.report.findings.append(Finding.from_diagnostic(d))
+
+    async def check(
+        self, root: str, sitemap: str | None, sample: int | None, seed: int, max_urls: int | None
+    ) -> None:
+        from sitemapkit.validator.run import avalidate
+
+        report = self.report
+        async with make_fetcher(self.options) as fetcher:
+            prober = Prober(self.options, fetcher)
+            robots_url = root + "robots.txt"
+            rules, text = await prober.robots(origin_of(root))
+            named = sitemaps_in_robots(text, robots_url) if rules.status < 300 else []
+            named_keys = {_key(u) for u in named}
+            via = "robots"
+            if sitemap is not None:
+                sitemaps = [sitemap]
+                via = "argument"
+                if _key(sitemap) not in named_keys:
+                    report.findings.append(
+                        Finding.make(
+                            "sitemap-not-in-robots",
+                            None,
+                            f"robots.txt ({rules.status}) does not name {sitemap} in a Sitemap: line.",
+                            sitemap=sitemap,
+                            evidence={"robots_url": robots_url, "named": named},
+                        )
+                    )
+            elif named:
+                sitemaps = named
+            else:
+                found = await discover(root, fetcher)
+                sitemaps, via = found.sitemaps, "well-known"
+                for url in sitemaps:
+                    report.findings.append(
+                        Finding.make(
+                            "sitemap-not-in-robots",
+                            None,
+                            f"Found at the well-known path {url}, but robots.txt names no sitemap.",
+                            sitemap=url,
+                            evidence={"robots_url": robots_url, "robots_status": rules.status},
+                        )
+                    )
+            report.discovery = {
+                "robots_url": robots_url,
+                "robots_status": rules.status,
+                "robots_sitemaps": named,
+                "via": via if sitemaps else None,
+                "sitemaps": sitemaps,
+            }
+            if not sitemaps:
+                report.findings.append(
+                    Finding(
+                        "no-sitemap",
+                        help_for("no-sitemap").severity,
+                        None,
+                        f"No sitemap found for {root}: robots.txt names none and no well-known path answers "
+                        "with one. Add a 'Sitemap:' line to robots.txt.",
+                        sitemap=robots_url,
+                    )
+                )
+                return
+            fetch = replace(self.options.fetch_options(), retries=self.options.retries)
+            validation = await avalidate(
+                sitemaps,
+                allow_hosts=self.hosts,
+                now=self.now,
+                fetch_options=fetch,
+                on_diagnostic=self._finding,
+                on_entry=self._entry,
+            )
+            report.files = [f.to_dict() | {"urls": f.urls} for f in validation.files]
+            report.notes.extend(validation.notes)
+            report.listed = len(self.listings)
+            self._several()
+            chosen = self._choose(sample, seed, max_urls)
+            await self._probe(prober, chosen)
+
+    def _several(self) -> None:
+        for listing in self.listings.values():
+            files = list(dict.fromkeys(s for s, _ in listing.places))
+            if len(files) > 1:
+                self.report.findings.append(
+                    Finding.make(
+                        "url-in-several-sitemaps",
+                        listing.url,
+                        f"Listed in {len(files)} sitemaps: {', '.join(files[:5])}"
+                        + (" …" if len(files) > 5 else ""),
+                        sitemap=listing.sitemap,
+                        line=listing.line,
+                        evidence={"sitemaps": files},
+                    )
+                )
+
+    def _choose(self, sample: int | None, seed: int, max_urls: int | None) -> list[Listing]:
+        everything = list(self.listings.values())
+        if sample is not None and sample < len(everything):
+            picked = set(random.Random(seed).sample(range(len(everything)), sample))
+            chosen = [listing for i, listing in enumerate(everything) if i in picked]
+            self.report.sample = {"size": sample, "population": len(everything), "seed": seed}
+        else:
+            chosen = everything
+        if max_urls is not None and max_urls < len(chosen):
+            self.report.notes.append(
+                f"Only the first {max_urls:,} of {len(chosen):,} listed URLs were checked (--max-urls)."
+            )
+            chosen = chosen[:max_urls]
+        return chosen
+
+    async def _probe(self, prober: Prober, chosen: list[Listing]) -> None:
+        listed = set(self.listings)
+        progress = AuditProgress(total=len(chosen))
+        results: list[tuple[Listing, PageCheck] | None] = [None] * len(chosen)
+        queue = iter(enumerate(chosen))
+        last = 0.0
+
+        async def worker() -> None:
+            nonlocal last
+            for i, listing in queue:
+                results[i] = (listing, await prober.check(listing.url))
+                progress.done += 1
+                if self.on_progress is not None and (
+                    progress.done == progress.total or time.monotonic() - last >= 0.2
+                ):
+                    last = time.monotonic()
+                    self.on_progress(progress)
+
+        workers = max(1, min(64, self.options.concurrency * (1 + len(self.hosts))))
+        await asyncio.gather(*(worker() for _ in range(workers)))
+        rows: list[UrlRow] = []
+        checks: dict[str, PageCheck] = {}
+        for item in results:
+            assert item is not None
+            listing, check = item
+            row, found = judge(listing, check, listed, self.now)
+            rows.append(row)
+            self.report.findings.extend(found)
+            if row.indexability in ("indexable", "canonicalized", "noindex"):
+                checks[listing.url] = check
+        self.report.rows = rows
+        self._soft_404(checks)
+        self._hreflang(checks)
+        by_url: dict[str, list[str]] = {}
+        for f in self.report.findings:
+            if f.url is not None:
+                by_url.setdefault(f.url, []).append(f.code)
+        for row in rows:
+            row.codes = sorted(set(by_url.get(row.url, ())))
+        if self.report.sample is not None:
+            self._shares(rows)
+
+    def _soft_404(self, checks: dict[str, PageCheck]) -> None:
+        sizes = [c.body_bytes for c in checks.values() if c.body_bytes is not None]
+        middle = median(sizes)
+        rows = {r.url: r for r in self.report.rows}
+        for url, check in checks.items():
+            said = soft_404(check)
+            if said is None:
+                continue
+            small = check.body_bytes is not None and check.body_bytes < middle * 0.5
+            if len(sizes) >= SOFT_404_MIN_PAGES and not small:
+                continue
+            listing = self.listings[url]
+            self.report.findings.append(
+                Finding.make(
+                    "url-soft-404",
+                    url,
+                    f"Answers 200 but says {said!r}"
+                    + (
+                        f" and is {check.body_bytes:,} bytes against a median of {middle:,.0f}"
+                        if small
+                        else ""
+                    )
+                    + ".",
+                    sitemap=listing.sitemap,
+                    line=listing.line,
+                    status=check.status,
+                    evidence={"text": said, "bytes": check.body_bytes, "median_bytes": middle},
+                )
+            )
+            rows[url].indexability = (
+                "soft-404" if rows[url].indexability == "indexable" else rows[url].indexability
+            )
+
+    def _hreflang(self, checks: dict[str, PageCheck]) -> None:
+        """A page names alternate B (on the page or in its sitemap entry); B was checked and names
+        alternates of its own, but not the page."""
+
+        def named(url: str) -> set[str] | None:
+            out: set[str] = set()
+            listing = self.listings.get(url)
+            if listing is not None:
+                out.update(u for _, u in listing.alternates)
+            check = checks.get(url)
+            if check is not None:
+                out.update(u for _, u in check.alternates)
+            return out
+
+        for url, check in checks.items():
+            listing = self.listings[url]
+            mine = {u: h for h, u in listing.alternates} | {u: h for h, u in check.alternates}
+            for other, hreflang in mine.items():
+                if other == url or other not in checks:
+                    continue
+                back = named(other)
+                if back and url not in back:
+                    self.report.findings.append(
+                        Finding.make(
+                            "hreflang-return-missing",
+                            url,
+                            f"Names {other} as its {hreflang!r} alternate, but that page does not name it "
+                            "back.",
+                            sitemap=listing.sitemap,
+                            line=listing.line,
+                            status=check.status,
+                            evidence={
+                                "alternate": other,
+                                "hreflang": hreflang,
+                                "alternate_names": sorted(back or ()),
+                            },
+                        )
+                    )
+
+    def _shares(self, rows: list[UrlRow]) -> None:
+        assert self.report.sample is not None
+        n = len(rows)
+        population = self.report.sample["population"]
+        counts: dict[str, int] = {}
+        for row in rows:
+            for code in row.codes:
+                counts[code] = counts.get(code, 0) + 1
+        shares = {}
+        for code, k in sorted(counts.items(), key=lambda kv: -kv[1]):
+            low, high = wilson(k, n)
+            shares[code] = {
+                "count": k,
+                "share": k / n,
+                "low": low,
+                "high": high,
+                "estimate": round(k / n * population),
+                "estimate_low": round(low * population),
+                "estimate_high": round(high * population),
+            }
+        self.report.sample.update(checked=n, shares=shares)
+
+
+def _key(url: str) -> str:
+    try:
+        return normalize_url(url)
+    except InvalidUrlError:
+        return url
+
+
+def _coverage(
+    options: CrawlOptions,
+    report: AuditReport,
+    listings: dict[str, Listing],
+    crawl_db: str | os.PathLike[str] | None,
+    on_progress: Callable[[CrawlProgress], None] | None,
+) -> None:
+    """Crawl from the home page with the crawler's engine: pages no sitemap lists, listed pages nothing
+    links to, and each page's depth."""
+    from sitemapkit.crawl.engine import Crawler
+
+    with tempfile.TemporaryDirectory(prefix="sitemapkit-audit-") as tmp:
+        path = Path(crawl_db) if crawl_db is not None else Path(tmp) / "crawl.db"
+        frontier = Frontier(path, "audit " + options.start_url, fresh=True)
+        try:
+            crawler = Crawler(options, frontier, on_progress=on_progress)
+            asyncio.run(crawler.run())
+            rows = {row.url: row for row in frontier.rows()}
+            capped = frontier.count("reason = 'max-pages'") > 0
+        finally:
+            frontier.close()
+    linked = set(rows)
+    for row in report.rows:
+        found = rows.get(row.url)
+        if found is not None:
+            row.depth = found.depth
+    not_listed = 0
+    for url, crawled in rows.items():
+        if crawled.reason is None and not crawled.queued and crawled.status == 200 and url not in listings:
+            not_listed += 1
+            depth = crawled.depth
+            report.findings.append(
+                Finding.make(
+                    "url-not-in-sitemap",
+                    url,
+                    f"An indexable page found {depth} link{'s' if depth != 1 else ''} from the home "
+                    "page that no sitemap lists.",
+                    status=crawled.status,
+                    evidence={"depth": depth, "found_on": crawled.found_on},
+                )
+            )
+    orphans = 0
+    for r in report.rows:
+        if r.indexability == "indexable" and r.url not in linked:
+            orphans += 1
+            report.findings.append(
+                Finding.make(
+                    "url-orphan",
+                    r.url,
+                    "No page the crawl reached links to this listed page"
+                    + (
+                        " (the crawl stopped at --max-pages, so it may be linked further on)."
+                        if capped
+                        else "."
+                    ),
+                    sitemap=r.sitemap,
+                    line=r.line,
+                    status=r.status,
+                    evidence={"crawl_complete": not capped},
+                )
+            )
+            r.codes = sorted({*r.codes, "url-orphan"})
+    depths: dict[str, int] = {}
+    for crawled in rows.values():
+        if crawled.reason is None and not crawled.queued:
+            depths[str(crawled.depth)] = depths.get(str(crawled.depth), 0) + 1
+    report.coverage = {
+        "crawled": sum(1 for r in rows.values() if r.status is not None),
+        "indexable": sum(1 for r in rows.values() if r.reason is None and not r.queued),
+        "not_in_sitemap": not_listed,
+        "orphans": orphans,
+        "complete": not capped,
+        "depths": dict(sorted(depths.items(), key=lambda kv: int(kv[0]))),
+    }
+
+
+__all__ = ["AUDIT_CODES", "AuditProgress", "audit"]

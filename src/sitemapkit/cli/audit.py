@@ -1,0 +1,237 @@
+"""`sitemapkit audit`: a site's sitemaps against the live site."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from sitemapkit.audit.report import AuditReport
+from sitemapkit.audit.run import AuditProgress
+from sitemapkit.audit.run import audit as run_audit
+from sitemapkit.core.constants import USER_AGENT
+from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.crawl.engine import CrawlProgress
+
+
+@click.command()
+@click.argument("site_or_sitemap_url")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the full report as JSON.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per URL as CSV.")
+@click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False), help="Write the report as one HTML file."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "never"]),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding of this severity (or worse) is found (only new ones with --baseline).",
+)
+@click.option(
+    "--baseline", type=click.Path(dir_okay=False), help="A previous --json report: mark findings new/fixed."
+)
+@click.option(
+    "--crawl", "do_crawl", is_flag=True, help="Also crawl the site: pages not in any sitemap, orphans."
+)
+@click.option("--max-pages", type=click.IntRange(1), help="With --crawl: fetch at most this many pages.")
+@click.option("--max-depth", type=click.IntRange(0), help="With --crawl: follow at most this many links.")
+@click.option("--crawl-db", type=click.Path(dir_okay=False), help="With --crawl: keep the crawl file here.")
+@click.option("--sample", type=click.IntRange(1), help="Check a uniform random sample of N listed URLs.")
+@click.option("--seed", default=0, show_default=True, type=int, help="The sample's random seed.")
+@click.option("--max-urls", type=click.IntRange(1), help="Check at most the first N listed URLs.")
+@click.option(
+    "--allow-host", "allow_hosts", multiple=True, metavar="HOST", help="Sitemaps may list HOST. Repeatable."
+)
+@click.option(
+    "--concurrency", default=2, show_default=True, type=click.IntRange(1, 64), help="Requests per host."
+)
+@click.option(
+    "--rate", type=click.FloatRange(min=0, min_open=True), help="At most this many requests/s per host."
+)
+@click.option("--user-agent", default=USER_AGENT, show_default=True)
+@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
+@click.option(
+    "--retries", default=2, show_default=True, type=click.IntRange(0, 10), help="On 429, 5xx, errors."
+)
+@click.option(
+    "--max-findings",
+    default=20,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Findings listed on the terminal (all are counted, and all are in the files).",
+)
+def audit(
+    site_or_sitemap_url: str,
+    json_path: str | None,
+    csv_path: str | None,
+    html_path: str | None,
+    fail_on: str,
+    baseline: str | None,
+    do_crawl: bool,
+    max_pages: int | None,
+    max_depth: int | None,
+    crawl_db: str | None,
+    sample: int | None,
+    seed: int,
+    max_urls: int | None,
+    allow_hosts: tuple[str, ...],
+    concurrency: int,
+    rate: float | None,
+    user_agent: str,
+    timeout: float,
+    retries: int,
+    max_findings: int,
+) -> None:
+    """Audit a site's sitemaps against the live site.
+
+    Finds the sitemaps (robots.txt, then well-known paths), validates every file (each `validate` code),
+    and checks every listed URL live, politely (robots.txt, per-host limits, Crawl-delay, Retry-After):
+    redirects, errors, noindex, canonicals elsewhere, robots.txt blocks, soft 404s, non-HTML, lastmod
+    against the page's own date, URLs in several sitemaps, one-way hreflang. --crawl adds the pages no
+    sitemap lists and the listed pages nothing links to.
+
+    Exit status: 0, or 1 when a finding reaches --fail-on; 2 for usage errors; 130 when interrupted.
+
+    \b
+    Examples:
+      sitemapkit audit https://example.com/ --html audit.html --json audit.json
+      sitemapkit audit https://example.com/sitemap_index.xml --sample 2000 --seed 7
+      sitemapkit audit https://example.com/ --crawl --max-pages 5000 --baseline last.json --fail-on error
+    """
+    try:
+        with _progress() as (on_progress, on_crawl):
+            report = run_audit(
+                site_or_sitemap_url,
+                crawl=do_crawl,
+                max_pages=max_pages,
+                max_depth=max_depth,
+                sample=sample,
+                seed=seed,
+                max_urls=max_urls,
+                concurrency=concurrency,
+                rate=rate,
+                user_agent=user_agent,
+                timeout=timeout,
+                retries=retries,
+                allow_hosts=allow_hosts,
+                baseline=baseline,
+                crawl_db=crawl_db,
+                on_progress=on_progress,
+                on_crawl_progress=on_crawl,
+            )
+        if json_path:
+            report.write_json(json_path)
+        if csv_path:
+            report.write_csv(csv_path)
+        if html_path:
+            from sitemapkit.audit.report_html import write_html
+
+            write_html(report, html_path)
+    except KeyboardInterrupt:
+        click.echo("sitemapkit audit: interrupted", err=True)
+        sys.exit(130)
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    except InputError as exc:
+        click.secho(f"error: {exc}", fg="red" if sys.stderr.isatty() else None, err=True)
+        sys.exit(2)
+    print_summary(report, max_findings, color=sys.stdout.isatty())
+    sys.exit(1 if report.failed(fail_on) else 0)
+
+
+def print_summary(report: AuditReport, limit: int, *, color: bool) -> None:
+    """Counts by code and severity, worst first; the first `limit` findings; the score."""
+
+    def style(text: str, **kw: Any) -> str:
+        return click.style(text, **kw) if color else text
+
+    s = report.summary()
+    d = report.discovery
+    if d.get("sitemaps"):
+        named = d["sitemaps"]
+        more = f" and {len(named) - 3:,} more" if len(named) > 3 else ""
+        click.echo(f"sitemaps ({d.get('via')}): " + ", ".join(named[:3]) + more)
+    checked = f"{s['urls_checked']:,} of {s['urls_listed']:,} listed URLs checked"
+    if report.sample is not None:
+        checked += f" (a random sample, seed {report.sample['seed']})"
+    click.echo(f"{s['sitemaps']:,} sitemap file(s); {checked}")
+    if report.coverage is not None:
+        c = report.coverage
+        click.echo(
+            f"crawl: {c['crawled']:,} pages fetched, {c['indexable']:,} indexable; "
+            f"{c['not_in_sitemap']:,} not in a sitemap, {c['orphans']:,} orphans"
+        )
+    if s["by_code"]:
+        click.echo()
+        width = max(len(c) for c in s["by_code"])
+        for code, item in s["by_code"].items():
+            sev = item["severity"]
+            colour = "red" if sev == "error" else "yellow"
+            line = f"  {style(f'{sev:<7}', fg=colour, bold=True)} {code:<{width}}  {item['count']:>7,}"
+            if report.sample is not None and code in report.sample.get("shares", {}):
+                sh = report.sample["shares"][code]
+                line += (
+                    f"  {sh['share']:.1%} (95% CI {sh['low']:.1%}-{sh['high']:.1%}, ~{sh['estimate']:,} URLs)"
+                )
+            click.echo(line)
+        click.echo()
+    for f in report.findings[:limit]:
+        colour = "red" if f.severity.value == "error" else "yellow"
+        mark = f" [{f.baseline}]" if f.baseline else ""
+        where = f.url or f.sitemap or ""
+        click.echo(f"{style(f.severity.value, fg=colour)} [{f.code}]{mark} {where}: {f.message}")
+    if len(report.findings) > limit:
+        click.echo(f"... and {len(report.findings) - limit:,} more (see --json, --csv or --html)")
+    for note in report.notes:
+        click.echo(style(f"note: {note}", fg="cyan"))
+    if report.baseline is not None:
+        b = report.baseline
+        click.echo(
+            f"against the baseline: {b['new']:,} new, {b['unchanged']:,} unchanged, {b['fixed']:,} fixed"
+        )
+    summary = f"score {report.score()}/100: {s['errors']:,} errors, {s['warnings']:,} warnings"
+    click.echo(style(summary, fg="red" if s["errors"] else "yellow" if s["warnings"] else "green", bold=True))
+
+
+@contextmanager
+def _progress() -> Iterator[
+    tuple[Callable[[AuditProgress], None] | None, Callable[[CrawlProgress], None] | None]
+]:
+    """A progress bar with rate and ETA on stderr when it is a terminal; nothing when piped."""
+    if not sys.stderr.isatty():
+        yield None, None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("checking URLs", total=None, rate="")
+        crawl_task: list[Any] = []
+
+        def update(p: AuditProgress) -> None:
+            bar.update(task, completed=p.done, total=p.total, rate=f"{p.rate:,.0f} URLs/s")
+
+        def crawl(p: CrawlProgress) -> None:
+            if not crawl_task:
+                crawl_task.append(bar.add_task("crawling", total=None, rate=""))
+            bar.update(crawl_task[0], completed=p.fetched, rate=f"{p.rate:,.0f} pages/s")
+
+        yield update, crawl
