@@ -14,6 +14,7 @@ COMMANDS: dict[str, str] = {
     "build": "sitemapkit.cli.build:build",
     "diff": "sitemapkit.cli.diff:diff",
     "generate": "sitemapkit.cli.generate:generate",
+    "harvest": "sitemapkit.cli.harvest:harvest",
     "indexnow": "sitemapkit.cli.indexnow:indexnow",
     "parse": "sitemapkit.cli.parse:parse",
     "robots": "sitemapkit.cli.robots:robots",
