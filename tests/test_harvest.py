@@ -332,3 +332,52 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     assert summary["sites_resumed"] == len(done_before)
     assert summary["urls"] == sum(expect.values())
     assert not list(out.rglob("*.tmp"))
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Any:
+    """A local Ray of 2 CPUs for this module, or a clean skip where Ray is missing or cannot start."""
+    ray = pytest.importorskip("ray")
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    except Exception as exc:  # any reason Ray cannot start here is a skip, not a failure
+        pytest.skip(f"Ray cannot start: {exc}")
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _table(path: Path, drop: tuple[str, ...], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    rows = [{k: v for k, v in r.items() if k not in drop} for r in pq.read_table(path).to_pylist()]
+    return sorted(rows, key=lambda r: tuple(str(r[k]) for k in keys))
+
+
+def test_ray_engine_gives_the_same_dataset(local_ray: Any, farm: SiteFarm, tmp_path: Path) -> None:
+    sites, expect = build(farm)
+    listed = [s.base for s in sites.values()]
+    local = harvest(listed, tmp_path / "local", options=OPTIONS)
+    progress: list[Any] = []
+    on_ray = harvest(
+        listed, tmp_path / "ray", engine="ray", workers=2, options=OPTIONS, on_progress=progress.append
+    )
+    assert on_ray["engine"] == "ray" and on_ray["workers"] == 2
+    for key in ("sites", "urls", "sitemaps_read", "share_of_urls", "formats", "site_errors"):
+        assert on_ray[key] == local[key], key
+    assert progress[-1].sites_done == len(sites)
+    # both actors wrote their own parts and manifests into the one dataset
+    assert len({p.name.split("-")[1] for p in (tmp_path / "ray" / "urls").glob("*.parquet")}) == 2
+    url_keys = ("site", "sitemap", "loc")
+    ray_urls = _table(tmp_path / "ray" / "urls", (), url_keys)
+    assert ray_urls == _table(tmp_path / "local" / "urls", (), url_keys)
+    site_drop = ("seconds",)
+    assert _table(tmp_path / "ray" / "sites.parquet", site_drop, ("site",)) == _table(
+        tmp_path / "local" / "sites.parquet", site_drop, ("site",)
+    )
+    map_drop, map_keys = ("read_seconds",), ("site", "url", "parent")
+    assert _table(tmp_path / "ray" / "sitemaps.parquet", map_drop, map_keys) == _table(
+        tmp_path / "local" / "sitemaps.parquet", map_drop, map_keys
+    )
+    for addr, host in farm.hosts.items():
+        assert host.max_in_flight <= 1, addr
+    assert sum(_rows_per_site(tmp_path / "ray").values()) == sum(expect.values())
