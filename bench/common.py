@@ -61,6 +61,7 @@ def _run(name: str, argv: list[str], note: str, cwd: Path | None = None) -> Resu
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("BENCH_RESULT "):
             data = json.loads(line[len("BENCH_RESULT ") :])
+            note = note or str(data.get("note", ""))  # a contender may say more about its run
             return Result(name, int(data["count"]), float(data["seconds"]), data["peak_kb"] / 1024, note)
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
     return Result(name, 0, wall, 0.0, "FAILED: " + " | ".join(tail))

@@ -119,12 +119,12 @@ class SiteFarm:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
 
-    def add(self, address: str) -> Site:
-        """A new site listening on `address` (a free port)."""
+    def add(self, address: str, port: int = 0) -> Site:
+        """A new site listening on `address` (on `port`, or a free one)."""
         site = Site(self, address)
 
         async def start() -> asyncio.Server:
-            return await asyncio.start_server(site._serve, address, 0, backlog=1024)
+            return await asyncio.start_server(site._serve, address, port, backlog=1024)
 
         site.server = asyncio.run_coroutine_threadsafe(start(), self._loop).result(10)
         site.port = site.server.sockets[0].getsockname()[1]

@@ -145,9 +145,8 @@ def flat_schema(columns: tuple[tuple[str, str], ...]) -> pa.Schema:
     return pa.schema([(name, getattr(pa, "bool_" if kind == "bool" else kind)()) for name, kind in columns])
 
 
-def _utc(value: Lastmod | None) -> dt.datetime | None:
-    if value is None:
-        return None
+def _utc(value: Lastmod) -> dt.datetime:
+    """A W3C Datetime as a UTC instant (a date alone: its midnight UTC)."""
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC) if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
     return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC)
@@ -158,48 +157,133 @@ def _w3c(value: Lastmod | None) -> str | None:
 
 
 class UrlBuffer:
-    """URL rows held as column lists until they are written as one row group."""
+    """URL rows held as column lists until they are written as one row group.
+
+    Extension data is rare, so it is kept only for the rows that have it (row number, value) and laid
+    out as Arrow list columns at the end; a date is formatted once however many rows share it.
+    """
+
+    __slots__ = (
+        "alternates",
+        "changefreq",
+        "images",
+        "lastmod",
+        "loc",
+        "news",
+        "priority",
+        "rows",
+        "site",
+        "sitemap",
+        "videos",
+    )
 
     def __init__(self) -> None:
-        self.columns: dict[str, list[Any]] = {name: [] for name in URL_COLUMNS}
+        self.site: list[str] = []
+        self.sitemap: list[str | None] = []
+        self.loc: list[str] = []
+        self.lastmod: list[Lastmod | None] = []
+        self.changefreq: list[str | None] = []
+        self.priority: list[float | None] = []
+        self.images: list[tuple[int, tuple[Any, ...]]] = []
+        self.videos: list[tuple[int, tuple[Any, ...]]] = []
+        self.news: list[tuple[int, Any]] = []
+        self.alternates: list[tuple[int, tuple[Any, ...]]] = []
         self.rows = 0
 
     def add(self, site: str, entry: UrlEntry) -> None:
-        c = self.columns
-        c["site"].append(site)
-        c["sitemap"].append(entry.sitemap)
-        c["loc"].append(entry.loc)
-        lastmod = entry.lastmod
-        c["lastmod"].append(format_w3c(lastmod) if lastmod is not None else None)
-        c["lastmod_utc"].append(_utc(lastmod) if lastmod is not None else None)
-        c["changefreq"].append(entry.changefreq)
-        c["priority"].append(entry.priority)
-        c["image_count"].append(len(entry.images))
-        c["video_count"].append(len(entry.videos))
-        c["news_count"].append(0 if entry.news is None else 1)
-        c["alternate_count"].append(len(entry.alternates))
-        c["images"].append(
-            [{name: getattr(i, name) for name in IMAGE_FIELDS} for i in entry.images] if entry.images else []
-        )
-        c["videos"].append([_video(v) for v in entry.videos] if entry.videos else [])
-        news = entry.news
-        c["news"].append(
-            None
-            if news is None
-            else {
-                **{name: getattr(news, name) for name in NEWS_FIELDS},
-                "publication_date": _w3c(news.publication_date),
-            }
-        )
-        c["alternates"].append(
-            [{"hreflang": a.hreflang, "href": a.href} for a in entry.alternates] if entry.alternates else []
-        )
+        self.site.append(site)
+        self.sitemap.append(entry.sitemap)
+        self.loc.append(entry.loc)
+        self.lastmod.append(entry.lastmod)
+        self.changefreq.append(entry.changefreq)
+        self.priority.append(entry.priority)
+        if entry.images:
+            self.images.append((self.rows, entry.images))
+        if entry.videos:
+            self.videos.append((self.rows, entry.videos))
+        if entry.news is not None:
+            self.news.append((self.rows, entry.news))
+        if entry.alternates:
+            self.alternates.append((self.rows, entry.alternates))
         self.rows += 1
 
     def table(self, schema: pa.Schema) -> pa.Table:
         pa = pyarrow()
-        arrays = [pa.array(self.columns[f.name], type=f.type) for f in schema]
+        n = self.rows
+        texts: dict[Lastmod, tuple[str, dt.datetime]] = {}
+        lastmod: list[str | None] = []
+        utc: list[dt.datetime | None] = []
+        for value in self.lastmod:
+            if value is None:
+                lastmod.append(None)
+                utc.append(None)
+                continue
+            known = texts.get(value)
+            if known is None:
+                known = texts[value] = (format_w3c(value), _utc(value))
+            lastmod.append(known[0])
+            utc.append(known[1])
+        news: list[dict[str, Any] | None] = [None] * n
+        for row, item in self.news:
+            news[row] = {name: getattr(item, name) for name in NEWS_FIELDS}
+            news[row]["publication_date"] = _w3c(item.publication_date)  # type: ignore[index]
+        columns: dict[str, Any] = {
+            "site": self.site,
+            "sitemap": self.sitemap,
+            "loc": self.loc,
+            "lastmod": lastmod,
+            "lastmod_utc": utc,
+            "changefreq": self.changefreq,
+            "priority": self.priority,
+            "image_count": _counts(n, self.images),
+            "video_count": _counts(n, self.videos),
+            "news_count": _counts(n, [(row, (1,)) for row, _ in self.news]),
+            "alternate_count": _counts(n, self.alternates),
+            "news": news,
+        }
+        arrays = []
+        for f in schema:
+            if f.name == "images":
+                arrays.append(_lists(pa, f.type, n, self.images, _image))
+            elif f.name == "videos":
+                arrays.append(_lists(pa, f.type, n, self.videos, _video))
+            elif f.name == "alternates":
+                arrays.append(_lists(pa, f.type, n, self.alternates, _alternate))
+            else:
+                arrays.append(pa.array(columns[f.name], type=f.type))
         return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _counts(n: int, sparse: list[tuple[int, tuple[Any, ...]]]) -> list[int]:
+    counts = [0] * n
+    for row, items in sparse:
+        counts[row] = len(items)
+    return counts
+
+
+def _lists(pa: Any, list_type: Any, n: int, sparse: list[tuple[int, tuple[Any, ...]]], convert: Any) -> Any:
+    """A list column of `n` rows, empty but for the rows in `sparse`."""
+    offsets = [0] * (n + 1)
+    values: list[dict[str, Any]] = []
+    at = 0
+    for row, items in sparse:
+        for i in range(at, row + 1):
+            offsets[i] = len(values)
+        values.extend(convert(item) for item in items)
+        at = row + 1
+    for i in range(at, n + 1):
+        offsets[i] = len(values)
+    return pa.ListArray.from_arrays(
+        pa.array(offsets, type=pa.int32()), pa.array(values, type=list_type.value_type)
+    )
+
+
+def _image(i: Any) -> dict[str, Any]:
+    return {name: getattr(i, name) for name in IMAGE_FIELDS}
+
+
+def _alternate(a: Any) -> dict[str, Any]:
+    return {"hreflang": a.hreflang, "href": a.href}
 
 
 def _video(v: Any) -> dict[str, Any]:

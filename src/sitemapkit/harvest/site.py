@@ -14,6 +14,7 @@ from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import normalize_url
 from sitemapkit.reader.discover import WELL_KNOWN_PATHS, discover, robots_url
 from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchResult
@@ -251,48 +252,71 @@ class SiteJob:
         reader = self._reader = AsyncReader(
             root, options.read_options(), on_diagnostic=self._diagnostic, fetch_options=self.fetch_options
         )
-        max_urls = options.max_urls_per_site
-        max_sitemaps = options.max_sitemaps_per_site
         stats = self.stats
-        add = self.writer.add
-        site = self.site
-        counters = self.counters
+        max_urls = options.max_urls_per_site
+        room = max_urls - stats["urls"] if max_urls is not None else -1
+        max_sitemaps = options.max_sitemaps_per_site
+        batch: list[UrlEntry] = []
+        source: str | None = None
         current: SitemapNode | None = None
         since = time.monotonic()
-        async with reader:
-            async for entry in reader:
-                node = reader.current
-                if node is not current:
-                    now = time.monotonic()
-                    if current is not None:
-                        self._seconds[id(current)] = now - since
-                    current, since = node, now
-                    self._sitemaps_with_urls += 1
-                    if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
-                        self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
+        # One pass per entry, kept lean: counts in locals, the sitemap compared by identity (the parser
+        # gives every entry of one sitemap the same string), rows handed over in batches.
+        n = lastmod = changefreq = priority = images = videos = news = alternates = 0
+        try:
+            async with reader:
+                async for entry in reader:
+                    if entry.sitemap is not source:
+                        source = entry.sitemap
+                        node = reader.current
+                        if node is not current:
+                            now = time.monotonic()
+                            if current is not None:
+                                self._seconds[id(current)] = now - since
+                            current, since = node, now
+                            self._sitemaps_with_urls += 1
+                            if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
+                                self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
+                                break
+                    if n == room:
+                        self._cap(f"more than {max_urls:,} URLs")
                         break
-                if max_urls is not None and stats["urls"] >= max_urls:
-                    self._cap(f"more than {max_urls:,} URLs")
-                    break
-                add(site, entry)
-                stats["urls"] += 1
-                counters.urls += 1
-                if entry.lastmod is not None:
-                    stats["lastmod"] += 1
-                if entry.changefreq is not None:
-                    stats["changefreq"] += 1
-                if entry.priority is not None:
-                    stats["priority"] += 1
-                if entry.images:
-                    stats["images"] += 1
-                if entry.videos:
-                    stats["videos"] += 1
-                if entry.news is not None:
-                    stats["news"] += 1
-                if entry.alternates:
-                    stats["alternates"] += 1
-            if current is not None:
-                self._seconds.setdefault(id(current), time.monotonic() - since)
+                    n += 1
+                    batch.append(entry)
+                    if entry.lastmod is not None:
+                        lastmod += 1
+                    if entry.changefreq is not None:
+                        changefreq += 1
+                    if entry.priority is not None:
+                        priority += 1
+                    if entry.images:
+                        images += 1
+                    if entry.videos:
+                        videos += 1
+                    if entry.news is not None:
+                        news += 1
+                    if entry.alternates:
+                        alternates += 1
+                    if len(batch) == 1024:
+                        self.writer.add_batch(self.site, batch)
+                        self.counters.urls += len(batch)
+                        batch = []
+                if current is not None:
+                    self._seconds.setdefault(id(current), time.monotonic() - since)
+        finally:
+            if batch:
+                self.writer.add_batch(self.site, batch)
+                self.counters.urls += len(batch)
+            stats.update(
+                urls=n,
+                lastmod=lastmod,
+                changefreq=changefreq,
+                priority=priority,
+                images=images,
+                videos=videos,
+                news=news,
+                alternates=alternates,
+            )
         self._collect()
 
     def _cap(self, what: str) -> None:

@@ -74,13 +74,18 @@ class PartWriter:
         self.files: list[str] = []
         self.rows = 0
 
-    def add(self, site: str, entry: UrlEntry) -> None:
-        """Buffer one URL row; write a row group when the buffer is full."""
-        self._buffer.add(site, entry)
-        if self._buffer.rows >= self.row_group_rows:
-            self._flush()
-            if self._part_rows >= self.rows_per_file or self._due():
-                self.rotate()
+    def add_batch(self, site: str, entries: list[UrlEntry]) -> None:
+        """Buffer the rows of `entries`, all of `site`."""
+        buffer = self._buffer
+        add = buffer.add
+        for entry in entries:
+            add(site, entry)
+            if buffer.rows >= self.row_group_rows:
+                self._flush()
+                if self._part_rows >= self.rows_per_file or self._due():
+                    self.rotate()
+                buffer = self._buffer
+                add = buffer.add
 
     def site_done(self, record: dict[str, Any]) -> None:
         """A site is finished: commit its manifest line as soon as its rows are all in closed parts."""
