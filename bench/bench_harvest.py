@@ -5,6 +5,10 @@ Every site is its own loopback address (127.0.0.2, 127.0.0.3, ...) with a robots
 index of two urlsets, served by one asyncio process (tests/sitefarm.py). Each contender runs in a fresh
 process; peak RSS is VmHWM of that process and, for Ray, the highest of any actor (sampled from /proc).
 
+`local-tls` (marked *) is the local engine with one TLS context shared by every HTTP client of the
+process, patched in here only: the reader's fetcher builds a new one (~50 ms of CPU, ~1-2 MB) per client,
+and a harvest makes a client per site. It shows what that one-line reader change would give.
+
     python bench/bench_harvest.py                 # 1,000 sites x 5,000 URLs (the issue's size)
     python bench/bench_harvest.py --small         # 100 sites x 1,000 URLs, a quick look
     python bench/bench_harvest.py --sites 200 --urls 5000 --only local,usp
@@ -23,7 +27,7 @@ from common import WORK, Result, print_table, run_command
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-CONTENDERS = ("local", "ray1", "ray2", "usp")
+CONTENDERS = ("local", "local-tls", "ray1", "ray2", "usp")
 
 _MONITOR = """
 import threading, time, os, json
@@ -52,6 +56,10 @@ import sys, time, json, shutil
 sys.path.insert(0, {repo!r})
 {monitor}
 from sitemapkit.harvest import HarvestOptions, harvest
+if {shared_tls}:  # what one TLS context per process (a proposed reader change) would give
+    import ssl, certifi, httpx._transports.default as transports
+    _context = ssl.create_default_context(cafile=certifi.where())
+    transports.create_ssl_context = lambda *args, **kwargs: _context
 sites = open({sites!r}).read().split()
 out = {out!r}
 shutil.rmtree(out, ignore_errors=True)
@@ -190,8 +198,9 @@ def _run(name: str, listing: Path) -> Result:
         return run_command(
             "ultimate-sitemap-parser", [sys.executable, "-c", _USP.format(sites=str(listing))], cwd=BENCH
         )
-    workers = {"local": 0, "ray1": 1, "ray2": 2}[name]
+    workers = {"local": 0, "local-tls": 0, "ray1": 1, "ray2": 2}[name]
     code = _HARVEST.format(
+        shared_tls=name == "local-tls",
         repo=str(REPO / "src"),
         monitor=_MONITOR if workers else "",
         sites=str(listing),
@@ -199,6 +208,8 @@ def _run(name: str, listing: Path) -> Result:
         workers=workers,
     )
     label = f"sitemapkit harvest, ray {workers} worker(s)" if workers else "sitemapkit harvest, local"
+    if name == "local-tls":
+        label += ", 1 TLS ctx*"
     return run_command(label, [sys.executable, "-c", code], cwd=BENCH)
 
 

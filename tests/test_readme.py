@@ -31,6 +31,10 @@ def test_readme_python_example_runs(
         f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{site}x</loc></url></urlset>',
     )
     code = block.replace('"https://example.com/")', f'"{site}")') if "sitemapkit.read(" in block else block
+    if "harvest(" in block:  # the same local site, on loopback
+        pytest.importorskip("pyarrow")
+        code = code.replace('["https://example.com/"]', f'["{site}"]')
+        code = code.replace("HarvestOptions(", "HarvestOptions(allow_private=True, ")
     namespace: dict[str, object] = {}
     exec(compile(code, str(README), "exec"), namespace)
     if "urls" in namespace and callable(namespace["urls"]):
