@@ -69,7 +69,7 @@ if workers:
     ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
 t0 = time.perf_counter()
 summary = harvest(sites, out, engine="ray" if workers else "local", workers=workers or None,
-                  options=HarvestOptions(allow_private=True))
+                  options=HarvestOptions(allow_private=True, concurrency={concurrency}))
 seconds = time.perf_counter() - t0
 peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
 note = f"{{summary['sites_with_sitemaps']}} sites read"
@@ -145,6 +145,7 @@ def main() -> int:
     ap.add_argument("--sites", type=int, default=1000)
     ap.add_argument("--urls", type=int, default=5000, help="URLs per site")
     ap.add_argument("--small", action="store_true", help="100 sites x 1,000 URLs")
+    ap.add_argument("--concurrency", type=int, default=256, help="sites at once, per worker")
     ap.add_argument(
         "--only", default=",".join(CONTENDERS), help=f"comma-separated, of {', '.join(CONTENDERS)}"
     )
@@ -180,7 +181,7 @@ def main() -> int:
         assert farm.stdout is not None
         if farm.stdout.readline().strip() != "READY":
             raise SystemExit("the site farm did not start")
-        results = [_run(name, listing) for name in chosen]
+        results = [_run(name, listing, args.concurrency) for name in chosen]
     finally:
         if farm.stdin is not None:
             farm.stdin.close()
@@ -193,7 +194,7 @@ def main() -> int:
     return 0
 
 
-def _run(name: str, listing: Path) -> Result:
+def _run(name: str, listing: Path, concurrency: int) -> Result:
     if name == "usp":
         return run_command(
             "ultimate-sitemap-parser", [sys.executable, "-c", _USP.format(sites=str(listing))], cwd=BENCH
@@ -206,6 +207,7 @@ def _run(name: str, listing: Path) -> Result:
         sites=str(listing),
         out=str(WORK / "harvest-out"),
         workers=workers,
+        concurrency=concurrency,
     )
     label = f"sitemapkit harvest, ray {workers} worker(s)" if workers else "sitemapkit harvest, local"
     if name == "local-tls":

@@ -381,3 +381,48 @@ def test_ray_engine_gives_the_same_dataset(local_ray: Any, farm: SiteFarm, tmp_p
     for addr, host in farm.hosts.items():
         assert host.max_in_flight <= 1, addr
     assert sum(_rows_per_site(tmp_path / "ray").values()) == sum(expect.values())
+
+
+def test_sites_file_gz_comments_duplicates_and_errors(tmp_path: Path) -> None:
+    import gzip
+
+    from sitemapkit.core.errors import InputError
+    from sitemapkit.harvest.sites import group_by_host, read_sites, shard
+
+    path = tmp_path / "sites.txt.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("# a list\nExample.com\n\nhttps://example.com/blog/  # same site\nhttp://example.com:8080/\n")
+    sites = read_sites(path)
+    assert sites == ["https://example.com/", "http://example.com:8080/"]
+    assert group_by_host(sites) == [sites]  # one host: read one after the other
+    assert sum(len(s) for s in shard([f"https://s{i}.example/" for i in range(50)], 3)) == 50
+    bad = tmp_path / "bad.txt"
+    bad.write_text("example.com\nmailto:x@example.com\n")
+    with pytest.raises(InputError, match=r"bad\.txt:2: 'mailto:x@example\.com'"):
+        read_sites(bad)
+
+
+def test_allow_private_reaches_whatever_policy_the_reader_has() -> None:
+    from dataclasses import dataclass, field
+
+    from sitemapkit.harvest.options import allow_private
+
+    @dataclass(frozen=True)
+    class Policy:
+        allow_private: bool = False
+
+    @dataclass(frozen=True)
+    class WithPolicy:
+        policy: Policy = field(default_factory=Policy)
+
+    @dataclass(frozen=True)
+    class WithField:
+        allow_private: bool = False
+
+    @dataclass(frozen=True)
+    class Without:
+        retries: int = 3
+
+    assert allow_private(WithPolicy()).policy.allow_private is True  # type: ignore[arg-type, attr-defined]
+    assert allow_private(WithField()).allow_private is True  # type: ignore[arg-type, attr-defined]
+    assert allow_private(Without()) == Without()  # type: ignore[arg-type, comparison-overlap]

@@ -52,7 +52,7 @@ class HarvestOptions:
             read_timeout=self.read_timeout,
             user_agent=self.user_agent,
             retries=self.retries,
-            prefetch_buffer=1024 * 1024,
+            prefetch_buffer=128 * 1024,  # x concurrency: what a site may hold of a body not yet parsed
         )
 
     def fetch_options(self) -> FetchOptions:

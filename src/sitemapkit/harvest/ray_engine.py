@@ -56,7 +56,10 @@ def run_ray(
     started_here = False
     if not ray.is_initialized():
         try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            if address is None:  # a Ray of our own for this run (or the one RAY_ADDRESS names)
+                ray.init(include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = address or "a local Ray"
             raise UsageError(f"cannot start or reach {where}: {exc}") from None

@@ -297,7 +297,7 @@ class SiteJob:
                         news += 1
                     if entry.alternates:
                         alternates += 1
-                    if len(batch) == 1024:
+                    if len(batch) == 256:
                         self.writer.add_batch(self.site, batch)
                         self.counters.urls += len(batch)
                         batch = []

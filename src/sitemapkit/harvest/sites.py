@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import zlib
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from sitemapkit.core.errors import InputError
+
+_BARE_HOST = re.compile(r"[\w-]+(?:\.[\w-]+)*\.?(?::[0-9]{1,5})?/?")
 
 
 def site_url(text: str, where: str) -> str:
@@ -21,6 +24,8 @@ def site_url(text: str, where: str) -> str:
     """
     value = text.strip()
     if "://" not in value:
+        if _BARE_HOST.fullmatch(value) is None:
+            raise InputError(f"{where}: {value!r} is not a host or an http(s) URL")
         value = "https://" + value.rstrip("/")
     try:
         parts = urlsplit(value)
