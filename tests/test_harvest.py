@@ -244,6 +244,26 @@ def test_per_host_two_allows_two_requests_in_flight(farm: SiteFarm, tmp_path: Pa
     assert slow.host.max_in_flight == 2
 
 
+def test_discovery_client_recycled(farm: SiteFarm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared discovery client is replaced every RECYCLE_AFTER sites, and closed when its sites end."""
+    from sitemapkit.harvest import worker
+
+    monkeypatch.setattr(worker, "RECYCLE_AFTER", 2)
+    closed: list[object] = []
+    original = worker.DiscoveryFetcher.aclose
+
+    async def aclose(self: Any) -> None:
+        closed.append(self)
+        await original(self)
+
+    monkeypatch.setattr(worker.DiscoveryFetcher, "aclose", aclose)
+    sites, expect = build(farm)
+    harvest([s.base for s in sites.values()], tmp_path / "ds", options=OPTIONS)
+    rows = _rows_per_site(tmp_path / "ds")
+    assert all(rows.get(site.base, 0) == expect[name] for name, site in sites.items())
+    assert len(closed) == len(set(map(id, closed))) == (len(sites) + 1) // 2
+
+
 def test_cli_bad_input_and_existing_dataset(farm: SiteFarm, tmp_path: Path) -> None:
     bad = tmp_path / "sites.txt"
     bad.write_text("example.com\nftp://example.com/\n")
@@ -317,9 +337,13 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     assert not (out / "summary.json").exists()
 
     run = subprocess.run(
-        [*command, "--resume"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+        [*command[:-1], "--resume"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
     )
     assert run.returncode == 0, run.stderr
+    # progress (a line in a log, the last one at the end) and the summary, on stderr
+    todo = len(sites) - len(done_before)
+    assert f"harvest: {todo}/{todo} sites, " in run.stderr and "ETA" in run.stderr
+    assert "sitemaps read: " in run.stderr and "URLs with lastmod" in run.stderr
     rows = _rows_per_site(out)
     for name, site in sites.items():
         assert rows.get(site.base, 0) == expect[name], name

@@ -14,6 +14,42 @@ from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.site import Counters, DiscoveryFetcher, SiteJob
 from sitemapkit.harvest.sites import group_by_host
 from sitemapkit.harvest.store import PartWriter
+from sitemapkit.reader.fetch import FetchOptions
+
+RECYCLE_AFTER = 10_000
+"""Sites after which the shared discovery client is replaced (it keeps a little state per host)."""
+
+
+class _Discovery:
+    """The discovery client the lanes share, replaced every `RECYCLE_AFTER` sites so that its per-host
+    state stays bounded; a replaced client is closed once its last site is done with it."""
+
+    def __init__(self, options: FetchOptions) -> None:
+        self.options = options
+        self.current: DiscoveryFetcher | None = None
+        self.given = 0
+        self.users: dict[DiscoveryFetcher, int] = {}
+
+    def acquire(self) -> DiscoveryFetcher:
+        if self.current is None or self.given >= RECYCLE_AFTER:
+            self.current = DiscoveryFetcher(self.options)
+            self.users[self.current] = 0
+            self.given = 0
+        self.given += 1
+        self.users[self.current] += 1
+        return self.current
+
+    async def release(self, fetcher: DiscoveryFetcher) -> None:
+        self.users[fetcher] -= 1
+        if not self.users[fetcher] and fetcher is not self.current:
+            del self.users[fetcher]
+            await fetcher.aclose()
+
+    async def aclose(self) -> None:
+        for fetcher in list(self.users):
+            await fetcher.aclose()
+        self.users.clear()
+        self.current = None
 
 
 class Worker:
@@ -41,23 +77,33 @@ class Worker:
         )
         fetch_options = options.fetch_options()
         groups = iter(group_by_host(self.sites))
+        lanes = max(1, min(options.concurrency, len(self.sites)))
+        discovery = _Discovery(options.discovery_fetch_options(lanes))
 
         async def lane() -> None:
             for group in groups:
                 for site in group:
-                    record = await SiteJob(site, options, fetch_options, fetcher, writer, self.counters).run()
+                    fetcher = discovery.acquire()
+                    try:
+                        job = SiteJob(site, options, fetch_options, fetcher, writer, self.counters)
+                        record = await job.run()
+                    finally:
+                        await discovery.release(fetcher)
                     writer.site_done(record)
 
-        lanes = max(1, min(options.concurrency, len(self.sites)))
-        fetcher = DiscoveryFetcher(options.discovery_fetch_options(lanes))
         ticker = asyncio.create_task(_every(tick)) if tick is not None else None
         try:
-            async with fetcher:
-                await asyncio.gather(*(lane() for _ in range(lanes)))
+            async with asyncio.TaskGroup() as group:  # one lane failing stops the others
+                for _ in range(lanes):
+                    group.create_task(lane())
+        except BaseExceptionGroup as failed:
+            writer.abandon()
+            raise failed.exceptions[0] from None
         except BaseException:
             writer.abandon()
             raise
         finally:
+            await discovery.aclose()
             if ticker is not None:
                 ticker.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
