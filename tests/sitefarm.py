@@ -136,6 +136,10 @@ class SiteFarm:
             for site in self.sites:
                 if site.server is not None:
                     site.server.close()
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in others:  # answers still waiting on a delay
+                task.cancel()
+            await asyncio.gather(*others, return_exceptions=True)
 
         asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -121,7 +123,40 @@ async def _local(
     async def tick() -> None:
         report(worker.counters.as_dict())
 
-    return await worker.run(tick)
+    with _stop_on_signals(worker) as received:
+        counters = await worker.run(tick)
+    if signal.SIGINT in received:
+        raise KeyboardInterrupt
+    if received:
+        raise SystemExit(128 + received[0])
+    return counters
+
+
+@contextlib.contextmanager
+def _stop_on_signals(worker: Worker) -> Iterator[list[int]]:
+    """Ctrl-C and SIGTERM stop the worker (finished sites committed, the others left for --resume), then
+    the caller raises; without this a signal would surface inside whichever site task was running."""
+    loop = asyncio.get_running_loop()
+    received: list[int] = []
+
+    def stop(signum: int) -> None:
+        received.append(signum)
+        worker.stop()
+
+    installed: list[tuple[int, Any]] = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(signum)
+        try:
+            loop.add_signal_handler(signum, stop, signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            continue
+        installed.append((signum, previous))
+    try:
+        yield received
+    finally:
+        for number, handler in installed:
+            loop.remove_signal_handler(number)
+            signal.signal(number, handler)
 
 
 def _check(options: HarvestOptions) -> None:

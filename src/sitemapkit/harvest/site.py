@@ -74,6 +74,16 @@ def _key(url: str) -> str:
         return url
 
 
+async def _cancel(task: asyncio.Task[None], patience: float = 10.0) -> None:
+    """Cancel `task` and wait for it to end, cancelling again while it does not (for `patience` s)."""
+    deadline = time.monotonic() + patience
+    while not task.done() and time.monotonic() < deadline:
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.5)
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: a failure while being cancelled is of no interest
+
+
 def _error_code(node: SitemapNode, reported: str | None) -> str | None:
     """The class of what went wrong with `node`, if anything: the code the reader reported for it, or
     for a child it did not follow, why."""
@@ -117,19 +127,30 @@ class SiteJob:
         self._seconds: dict[int, float] = {}
         self._sitemaps_with_urls = 0
         self._truncated = False
+        self._abandoned = False
 
     # -- the record ---------------------------------------------------------------------------------
 
     async def run(self) -> dict[str, Any]:
         started = time.monotonic()
+        # The site runs in its own task, watched from here: a cancellation swallowed somewhere below
+        # (libraries do) can delay the site's end, never hold this caller past the timeout.
+        inner = asyncio.create_task(self._run())
         try:
-            async with asyncio.timeout(self.options.site_timeout):
-                await self._run()
-        except TimeoutError:
-            self._fail(
-                "site-timeout", f"took longer than {self.options.site_timeout:g} s; what was read is kept"
-            )
-            self._truncated = True
+            await asyncio.wait({inner}, timeout=self.options.site_timeout)
+            if not inner.done():
+                await _cancel(inner)
+                self._abandoned = True  # should it still run: it writes no more rows
+                self._fail(
+                    "site-timeout", f"took longer than {self.options.site_timeout:g} s; what was read is kept"
+                )
+                self._truncated = True
+            else:
+                inner.result()
+        except asyncio.CancelledError:
+            inner.cancel()  # the worker is stopping: the site stays unfinished
+            self._abandoned = True
+            raise
         except OSError:
             raise  # the dataset cannot be written: stop the harvest
         except Exception as exc:  # a bug must cost one site, not the harvest
@@ -298,13 +319,16 @@ class SiteJob:
                     if entry.alternates:
                         alternates += 1
                     if len(batch) == 256:
+                        if self._abandoned:
+                            batch = []
+                            break
                         self.writer.add_batch(self.site, batch)
                         self.counters.urls += len(batch)
                         batch = []
                 if current is not None:
                     self._seconds.setdefault(id(current), time.monotonic() - since)
         finally:
-            if batch:
+            if batch and not self._abandoned:
                 self.writer.add_batch(self.site, batch)
                 self.counters.urls += len(batch)
             stats.update(

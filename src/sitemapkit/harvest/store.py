@@ -73,9 +73,12 @@ class PartWriter:
         self._manifest: IO[str] | None = None
         self.files: list[str] = []
         self.rows = 0
+        self._closed = False
 
     def add_batch(self, site: str, entries: list[UrlEntry]) -> None:
         """Buffer the rows of `entries`, all of `site`."""
+        if self._closed:
+            return  # a site task that outlived its run
         buffer = self._buffer
         add = buffer.add
         for entry in entries:
@@ -141,12 +144,14 @@ class PartWriter:
     def close(self) -> None:
         """Publish everything written (the normal end)."""
         self.rotate()
+        self._closed = True
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
 
     def abandon(self) -> None:
         """Stop without publishing the open part (its sites stay unfinished, for `--resume`)."""
+        self._closed = True
         if self._writer is not None:
             with contextlib.suppress(Exception):
                 self._writer.close()
@@ -205,7 +210,7 @@ def prepare(root: str | os.PathLike[str], *, resume: bool) -> set[str]:
     done = {str(r["site"]) for r in records(path)}
     for name in OUTPUTS:
         (path / name).unlink(missing_ok=True)
-    for leftover in (path / URLS).glob(".*.tmp"):
+    for leftover in [*(path / URLS).glob(".*.tmp"), *path.glob(".*.tmp")]:
         leftover.unlink()
     for part in sorted((path / URLS).glob("*.parquet")):
         _drop_unfinished(part, done)

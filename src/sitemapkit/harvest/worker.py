@@ -63,6 +63,16 @@ class Worker:
         self.options = options
         self.worker_id = worker_id
         self.counters = Counters()
+        self._stopping = False
+        self._lanes: list[asyncio.Task[None]] = []
+
+    def stop(self) -> None:
+        """End the run soon: no site is started, those being read are cancelled and left unfinished, the
+        sites finished so far are committed. Safe to call again (a cancellation can be lost inside a
+        library; the flag is not)."""
+        self._stopping = True
+        for task in self._lanes:
+            task.cancel()
 
     async def run(self, tick: Callable[[], Awaitable[None]] | None = None) -> dict[str, int]:
         """Read every site; returns the final counters. On any interruption the open part is dropped
@@ -83,19 +93,22 @@ class Worker:
         async def lane() -> None:
             for group in groups:
                 for site in group:
+                    if self._stopping:
+                        return
                     fetcher = discovery.acquire()
                     try:
                         job = SiteJob(site, options, fetch_options, fetcher, writer, self.counters)
                         record = await job.run()
                     finally:
                         await discovery.release(fetcher)
+                    if self._stopping:  # cut short, whatever it says: read again on --resume
+                        return
                     writer.site_done(record)
 
         ticker = asyncio.create_task(_every(tick)) if tick is not None else None
         try:
             async with asyncio.TaskGroup() as group:  # one lane failing stops the others
-                for _ in range(lanes):
-                    group.create_task(lane())
+                self._lanes = [group.create_task(lane()) for _ in range(lanes)]
         except BaseExceptionGroup as failed:
             writer.abandon()
             raise failed.exceptions[0] from None
