@@ -259,6 +259,20 @@ def test_per_host_two_allows_two_requests_in_flight(farm: SiteFarm, tmp_path: Pa
     assert slow.host.max_in_flight == 2
 
 
+def test_caps_per_site(farm: SiteFarm, tmp_path: Path) -> None:
+    sites, _ = build(farm)
+    chosen = [sites["index"].base, sites["huge"].base]
+    options = HarvestOptions(allow_private=True, max_sitemaps_per_site=2, max_urls_per_site=150)
+    harvest(chosen, tmp_path / "ds", options=options)
+    rows = _rows_per_site(tmp_path / "ds")
+    assert rows[sites["index"].base] == 20  # two of its three sitemaps
+    assert rows[sites["huge"].base] == 150
+    by_site = _sites(tmp_path / "ds")
+    assert by_site[sites["index"].base]["cap"] == "more than 2 sitemaps with URLs"
+    assert by_site[sites["huge"].base]["cap"] == "more than 150 URLs"
+    assert all(row["truncated"] for row in by_site.values())
+
+
 def test_discovery_client_recycled(farm: SiteFarm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared discovery client is replaced every RECYCLE_AFTER sites, and closed when its sites end."""
     from sitemapkit.harvest import worker
