@@ -2,8 +2,9 @@
 127.0.0.3, ...: on Linux all of 127/8 is routable) and its own routes.
 
 Each address keeps a log of its requests and the most it ever had in flight at once (a request counts
-from the moment it is read until its answer is handed to the socket; a `delay` falls inside that span),
-which is what politeness tests check. Used by tests/test_harvest.py and bench/bench_harvest.py.
+from the moment it is read until its answer is handed to the socket, or the client closes the connection
+while it waits; a `delay` falls inside that span), which is what politeness tests check. Used by
+tests/test_harvest.py and bench/bench_harvest.py.
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ class Site:
                 try:
                     path = head.split(b" ", 2)[1].decode("latin-1")
                     page = await self._answer(path)
-                    if page.delay:
-                        await asyncio.sleep(page.delay)
+                    if page.delay and await _gave_up(reader, page.delay):
+                        return  # the client closed the connection (a timeout): no longer in flight
                 finally:
                     host.in_flight -= 1
                     host.log.append((start, time.monotonic(), path))
@@ -107,6 +108,16 @@ class Site:
             pass
         finally:
             writer.close()
+
+
+async def _gave_up(reader: asyncio.StreamReader, delay: float) -> bool:
+    """Wait `delay` seconds, or until the client closes the connection (then True)."""
+    closed = asyncio.ensure_future(reader.read(1))
+    done, _ = await asyncio.wait({closed}, timeout=delay)
+    if done:
+        return True
+    closed.cancel()
+    return False
 
 
 class SiteFarm:
