@@ -34,7 +34,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m pip install --quiet -e '.[bench,parquet,ray]'
 	$(BIN)/python bench/run.py $(ARGS)
 
 clean:

@@ -19,6 +19,7 @@ SCRIPTS = [
     "bench_validate.py",
     "bench_folder.py",
     "bench_state.py",
+    "bench_harvest.py",
 ]
 
 
