@@ -10,6 +10,7 @@ tests/test_harvest.py and bench/bench_harvest.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import threading
 import time
@@ -117,6 +118,8 @@ async def _gave_up(reader: asyncio.StreamReader, delay: float) -> bool:
     if done:
         return True
     closed.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await closed  # the read must be over before the next request is read
     return False
 
 

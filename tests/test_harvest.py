@@ -32,7 +32,7 @@ OPTIONS = HarvestOptions(
     max_urls_per_site=1000,
     connect_timeout=2.0,
     read_timeout=5.0,
-    site_timeout=6.0,
+    site_timeout=8.0,
 )
 CLI_OPTIONS = ["--allow-private", "--max-urls-per-site", "1000", "--site-timeout", "10"]
 
@@ -289,7 +289,7 @@ def test_discovery_client_recycled(farm: SiteFarm, tmp_path: Path, monkeypatch: 
     sites, expect = build(farm)
     harvest([s.base for s in sites.values()], tmp_path / "ds", options=OPTIONS)
     rows = _rows_per_site(tmp_path / "ds")
-    assert all(rows.get(site.base, 0) == expect[name] for name, site in sites.items())
+    assert {name: rows.get(site.base, 0) for name, site in sites.items()} == expect
     assert len(closed) == len(set(map(id, closed))) == (len(sites) + 1) // 2
 
 
@@ -487,3 +487,18 @@ def test_allow_private_reaches_whatever_policy_the_reader_has() -> None:
     assert allow_private(WithPolicy()).policy.allow_private is True  # type: ignore[arg-type, attr-defined]
     assert allow_private(WithField()).allow_private is True  # type: ignore[arg-type, attr-defined]
     assert allow_private(Without()) == Without()  # type: ignore[arg-type, comparison-overlap]
+
+
+def test_cli_engine_ray_starts_its_own_ray(farm: SiteFarm, tmp_path: Path) -> None:
+    """`--engine ray` without `--ray-address`: a local Ray for the run, then the same rows."""
+    pytest.importorskip("ray")
+    sites, expect = build(farm)
+    chosen = {name: sites[name] for name in ("plain", "index", "well-known-gz")}
+    sites_file = _write_sites(tmp_path / "sites.txt", chosen)
+    run = _cli(sites_file, tmp_path / "ds", *CLI_OPTIONS, "--engine", "ray", "--workers", "2")
+    if run.returncode != 0 and "cannot start or reach" in run.stderr:
+        pytest.skip(f"Ray cannot start: {run.stderr.strip()[-300:]}")
+    assert run.returncode == 0, run.stderr
+    rows = _rows_per_site(tmp_path / "ds")
+    assert {name: rows[site.base] for name, site in chosen.items()} == {name: expect[name] for name in chosen}
+    assert json.loads((tmp_path / "ds" / "summary.json").read_text())["workers"] == 2
