@@ -217,7 +217,8 @@ class SiteJob:
             elif answer.status >= 500 or answer.status == 429:
                 self._fail(
                     "robots-unavailable",
-                    f"robots.txt answered HTTP {answer.status}: nothing is read (RFC 9309 section 2.3.1.4)",
+                    f"robots.txt answered HTTP {answer.status} (after retries): nothing is read, as RFC 9309 "
+                    "asks for 5xx",
                 )
                 return
             delay = 0.0
