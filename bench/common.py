@@ -100,6 +100,7 @@ def _run(name: str, argv: list[str], note: str, cwd: Path | None = None) -> Resu
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("BENCH_RESULT "):
             data = json.loads(line[len("BENCH_RESULT ") :])
+            note = note or str(data.get("note", ""))  # a contender may say more about its run
             seconds, peak = float(data["seconds"]), data["peak_kb"] / 1024
             return Result(name, int(data["count"]), seconds, peak, note, cpu)
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]

@@ -22,6 +22,7 @@ SCRIPTS = [
     "bench_state.py",
     "bench_crawl.py",
     "bench_audit.py",
+    "bench_harvest.py",
 ]
 
 

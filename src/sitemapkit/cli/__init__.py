@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "crawl": "sitemapkit.cli.crawl:crawl",
     "diff": "sitemapkit.cli.diff:diff",
     "generate": "sitemapkit.cli.generate:generate",
+    "harvest": "sitemapkit.cli.harvest:harvest",
     "indexnow": "sitemapkit.cli.indexnow:indexnow",
     "parse": "sitemapkit.cli.parse:parse",
     "robots": "sitemapkit.cli.robots:robots",

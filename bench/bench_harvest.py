@@ -1,0 +1,219 @@
+"""Harvest: N loopback sites x M URLs each, read by `sitemapkit harvest` (local engine, Ray with 1 and 2
+workers) and by ultimate-sitemap-parser looping over the same sites, in the same run.
+
+Every site is its own loopback address (127.0.0.2, 127.0.0.3, ...) with a robots.txt naming a sitemap
+index of two urlsets, served by one asyncio process (tests/sitefarm.py). Each contender runs in a fresh
+process; peak RSS is VmHWM of that process and, for Ray, the highest of any actor (sampled from /proc).
+
+`local-tls` (marked *) is the local engine with one TLS context shared by every HTTP client of the
+process, patched in here only: the reader's fetcher builds a new one (~50 ms of CPU, ~1-2 MB) per client,
+and a harvest makes a client per site. It shows what that one-line reader change would give.
+
+    python bench/bench_harvest.py                 # 1,000 sites x 5,000 URLs (the issue's size)
+    python bench/bench_harvest.py --small         # 100 sites x 1,000 URLs, a quick look
+    python bench/bench_harvest.py --sites 200 --urls 5000 --only local,usp
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from common import WORK, Result, print_table, run_command
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+CONTENDERS = ("local", "local-tls", "ray1", "ray2", "usp")
+
+_MONITOR = """
+import threading, time, os, json
+PEAK = {"actor_kb": 0}
+def _watch():
+    while True:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"HarvestActor" not in f.read():
+                        continue
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmRSS:"):
+                            PEAK["actor_kb"] = max(PEAK["actor_kb"], int(line.split()[1]))
+            except OSError:
+                pass
+        time.sleep(0.2)
+threading.Thread(target=_watch, daemon=True).start()
+"""
+
+_HARVEST = """
+import sys, time, json, shutil
+sys.path.insert(0, {repo!r})
+{monitor}
+from sitemapkit.harvest import HarvestOptions, harvest
+if {shared_tls}:  # what one TLS context per process (a proposed reader change) would give
+    import ssl, certifi, httpx._transports.default as transports
+    _context = ssl.create_default_context(cafile=certifi.where())
+    transports.create_ssl_context = lambda *args, **kwargs: _context
+sites = open({sites!r}).read().split()
+out = {out!r}
+shutil.rmtree(out, ignore_errors=True)
+workers = {workers}
+if workers:
+    import ray
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
+t0 = time.perf_counter()
+summary = harvest(sites, out, engine="ray" if workers else "local", workers=workers or None,
+                  options=HarvestOptions(allow_private=True, concurrency={concurrency}))
+seconds = time.perf_counter() - t0
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+note = f"{{summary['sites_with_sitemaps']}} sites read"
+if workers:
+    time.sleep(0.3)
+    note += f"; driver {{peak / 1024:.0f}} MB, largest actor {{PEAK['actor_kb'] / 1024:.0f}} MB"
+    peak = max(peak, PEAK["actor_kb"])
+print("BENCH_RESULT " + json.dumps({{"count": summary["urls"], "seconds": seconds, "peak_kb": peak,
+                                     "note": note}}))
+"""
+
+_USP = """
+import sys, time, json, logging
+logging.disable(logging.CRITICAL)
+from usp.tree import sitemap_tree_for_homepage
+sites = open({sites!r}).read().split()
+t0 = time.perf_counter()
+count = 0
+read = 0
+for site in sites:
+    tree = sitemap_tree_for_homepage(site)
+    n = sum(1 for _ in tree.all_pages())
+    count += n
+    read += n > 0
+seconds = time.perf_counter() - t0
+peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print("BENCH_RESULT " + json.dumps({{"count": count, "seconds": seconds, "peak_kb": peak,
+                                     "note": f"{{read}} sites read"}}))
+"""
+
+
+def serve(sites: int, urls: int, listing: Path) -> None:
+    """The farm process: start the sites, write their list, serve until stdin closes."""
+    sys.path.insert(0, str(REPO))
+    from tests.sitefarm import Page, SiteFarm, address, index, urlset
+
+    half = max(1, urls // 2)
+    templates = {
+        part: urlset(f"http://HOSTPORT/{part}/{i}" for i in range(n))
+        for part, n in (("a", half), ("b", urls - half))
+    }
+    with SiteFarm() as farm:
+        bases = []
+        port = _port_under_10000(address(0))
+        for n in range(sites):
+            site = farm.add(address(n), port)
+            host = f"{site.address}:{site.port}".encode()
+            site.route("/robots.txt", f"User-agent: *\nSitemap: {site.url('/sitemap_index.xml')}\n")
+            site.route("/sitemap_index.xml", index([site.url("/a.xml"), site.url("/b.xml")]))
+            for part, template in templates.items():
+                site.route(f"/{part}.xml", lambda _, t=template, h=host: Page(t.replace(b"HOSTPORT", h)))
+            bases.append(site.base)
+        listing.write_text("".join(f"{b}\n" for b in bases))
+        print("READY", flush=True)
+        sys.stdin.read()
+
+
+def _port_under_10000(host: str) -> int:
+    """A port free on `host`, below 10,000 like real sites' (80, 443, 8080): the reader's fast path for
+    plain URLs takes ports of at most four digits."""
+    for port in range(8800, 10000):
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
+    raise SystemExit("no free port below 10,000")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sites", type=int, default=1000)
+    ap.add_argument("--urls", type=int, default=5000, help="URLs per site")
+    ap.add_argument("--small", action="store_true", help="100 sites x 1,000 URLs")
+    ap.add_argument("--concurrency", type=int, default=256, help="sites at once, per worker")
+    ap.add_argument(
+        "--only", default=",".join(CONTENDERS), help=f"comma-separated, of {', '.join(CONTENDERS)}"
+    )
+    ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.small:
+        args.sites, args.urls = 100, 1000
+    if args.serve:
+        serve(args.sites, args.urls, args.serve)
+        return 0
+    chosen = [c for c in args.only.split(",") if c]
+    unknown = set(chosen) - set(CONTENDERS)
+    if unknown:
+        ap.error(f"unknown contender(s): {', '.join(sorted(unknown))}")
+    WORK.mkdir(exist_ok=True)
+    listing = WORK / "harvest-sites.txt"
+    farm = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            str(listing),
+            "--sites",
+            str(args.sites),
+            "--urls",
+            str(args.urls),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert farm.stdout is not None
+        if farm.stdout.readline().strip() != "READY":
+            raise SystemExit("the site farm did not start")
+        results = [_run(name, listing, args.concurrency) for name in chosen]
+    finally:
+        if farm.stdin is not None:
+            farm.stdin.close()
+        farm.wait(30)
+    title = f"harvest: {args.sites:,} loopback sites x {args.urls:,} URLs (items = URLs; sites/s in note)"
+    for r in results:
+        r.note = f"{args.sites / r.seconds:,.1f} sites/s; {r.note}" if r.seconds and r.count else r.note
+    print_table(title, results, baseline="ultimate-sitemap-parser" if "usp" in chosen else None)
+    shutil.rmtree(WORK / "harvest-out", ignore_errors=True)
+    return 0
+
+
+def _run(name: str, listing: Path, concurrency: int) -> Result:
+    if name == "usp":
+        return run_command(
+            "ultimate-sitemap-parser", [sys.executable, "-c", _USP.format(sites=str(listing))], cwd=BENCH
+        )
+    workers = {"local": 0, "local-tls": 0, "ray1": 1, "ray2": 2}[name]
+    code = _HARVEST.format(
+        shared_tls=name == "local-tls",
+        repo=str(REPO / "src"),
+        monitor=_MONITOR if workers else "",
+        sites=str(listing),
+        out=str(WORK / "harvest-out"),
+        workers=workers,
+        concurrency=concurrency,
+    )
+    label = f"sitemapkit harvest, ray {workers} worker(s)" if workers else "sitemapkit harvest, local"
+    if name == "local-tls":
+        label += ", 1 TLS ctx*"
+    return run_command(label, [sys.executable, "-c", code], cwd=BENCH)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""`harvest(...)`: read the sitemaps of many sites into a Parquet dataset, locally or on a Ray cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sitemapkit.core.errors import UsageError
+from sitemapkit.harvest.options import HarvestOptions
+from sitemapkit.harvest.rows import pyarrow
+from sitemapkit.harvest.sites import normalize_sites, read_sites
+from sitemapkit.harvest.store import new_worker_id, prepare
+from sitemapkit.harvest.summary import finish
+from sitemapkit.harvest.worker import Worker
+
+Engine = Literal["local", "ray"]
+
+
+@dataclass(frozen=True, slots=True)
+class HarvestProgress:
+    """Where a harvest stands, as given to `on_progress` about twice a second."""
+
+    sites_total: int
+    """Sites this run reads (those a resumed run had already finished are not counted)."""
+    sites_done: int
+    urls: int
+    errors: int
+    """Error diagnostics so far (a site can have many)."""
+    site_errors: int
+    """Sites that ended with an error (unreachable, no sitemap, ...)."""
+    seconds: float
+
+    @property
+    def urls_per_second(self) -> float:
+        return self.urls / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate of sites so far; None before the first site is done."""
+        if not self.sites_done or self.seconds <= 0:
+            return None
+        return (self.sites_total - self.sites_done) * self.seconds / self.sites_done
+
+
+ProgressHandler = Callable[[HarvestProgress], None]
+
+
+def harvest(
+    sites: str | os.PathLike[str] | Iterable[str],
+    out: str | os.PathLike[str],
+    *,
+    engine: Engine = "local",
+    options: HarvestOptions | None = None,
+    resume: bool = False,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    on_progress: ProgressHandler | None = None,
+) -> dict[str, Any]:
+    """Read the sitemaps of every site into the Parquet dataset `out`; returns the summary.
+
+    `sites` is a SITES file (a host or base URL a line, `.gz` allowed) or an iterable of them. `out` gets
+    `urls/` (one row per URL), `sites.parquet`, `sitemaps.parquet` and `summary.json`. With `resume`, a
+    harvest that was killed is finished: sites already done are kept, the others read again, with no
+    duplicate rows. `engine="ray"` spreads the sites over `workers` Ray actors (default: one per CPU of
+    the cluster at `ray_address`, or of a local Ray started for the run).
+    """
+    options = options or HarvestOptions()
+    _check(options)
+    if engine not in ("local", "ray"):
+        raise UsageError(f"unknown engine {engine!r}: use local or ray")
+    pyarrow()
+    listed = read_sites(sites) if isinstance(sites, str | os.PathLike) else normalize_sites(sites, "<sites>")
+    root = Path(out).resolve()
+    done = prepare(root, resume=resume)
+    todo = [site for site in listed if site not in done]
+    started = time.monotonic()
+
+    def report(counters: dict[str, int]) -> None:
+        if on_progress is not None:
+            on_progress(
+                HarvestProgress(
+                    len(todo),
+                    counters.get("sites_done", 0),
+                    counters.get("urls", 0),
+                    counters.get("errors", 0),
+                    counters.get("site_errors", 0),
+                    time.monotonic() - started,
+                )
+            )
+
+    used = 1
+    if engine == "local":
+        counters = asyncio.run(_local(root, todo, options, report))
+    else:
+        from sitemapkit.harvest.ray_engine import run_ray
+
+        counters, used = run_ray(root, todo, options, workers=workers, address=ray_address, report=report)
+    report(counters)
+    run = {
+        "engine": engine,
+        "workers": used,
+        "sites_listed": len(listed),
+        "sites_resumed": len(done),
+        "sites_this_run": counters.get("sites_done", 0),
+        "urls_this_run": counters.get("urls", 0),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    return finish(root, run)
+
+
+async def _local(
+    root: Path, todo: list[str], options: HarvestOptions, report: Callable[[dict[str, int]], None]
+) -> dict[str, int]:
+    worker = Worker(root, todo, options, new_worker_id("local"))
+
+    async def tick() -> None:
+        report(worker.counters.as_dict())
+
+    with _stop_on_signals(worker) as received:
+        counters = await worker.run(tick)
+    if signal.SIGINT in received:
+        raise KeyboardInterrupt
+    if received:
+        raise SystemExit(128 + received[0])
+    return counters
+
+
+@contextlib.contextmanager
+def _stop_on_signals(worker: Worker) -> Iterator[list[int]]:
+    """Ctrl-C and SIGTERM stop the worker (finished sites committed, the others left for --resume), then
+    the caller raises; without this a signal would surface inside whichever site task was running."""
+    loop = asyncio.get_running_loop()
+    received: list[int] = []
+
+    def stop(signum: int) -> None:
+        received.append(signum)
+        worker.stop()
+
+    installed: list[tuple[int, Any]] = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(signum)
+        try:
+            loop.add_signal_handler(signum, stop, signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            continue
+        installed.append((signum, previous))
+    try:
+        yield received
+    finally:
+        for number, handler in installed:
+            loop.remove_signal_handler(number)
+            signal.signal(number, handler)
+
+
+def _check(options: HarvestOptions) -> None:
+    for name in ("concurrency", "per_host", "rows_per_file", "row_group_rows"):
+        if getattr(options, name) < 1:
+            raise UsageError(f"{name} must be at least 1")
+    for name in ("max_urls_per_site", "max_sitemaps_per_site"):
+        value = getattr(options, name)
+        if value is not None and value < 0:
+            raise UsageError(f"{name} must be 0 or more")
+    if options.max_depth < 0:
+        raise UsageError("max_depth must be 0 or more")

@@ -1,0 +1,394 @@
+"""One site of a harvest: robots.txt, discovery, every sitemap tree read with the reader, caps, rows."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from protego import Protego
+
+from sitemapkit.core.constants import MAX_ROBOTS_BYTES
+from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.core.urls import normalize_url
+from sitemapkit.reader.discover import WELL_KNOWN_PATHS, discover, robots_url
+from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchResult
+from sitemapkit.reader.walk import AsyncReader, SitemapNode
+
+if TYPE_CHECKING:
+    from sitemapkit.harvest.options import HarvestOptions
+    from sitemapkit.harvest.store import PartWriter
+
+STAT_KEYS = ("urls", "lastmod", "changefreq", "priority", "images", "videos", "news", "alternates")
+
+
+class Counters:
+    """Live totals of one worker, for progress."""
+
+    def __init__(self) -> None:
+        self.sites_done = 0
+        self.urls = 0
+        self.errors = 0
+        self.site_errors = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(vars(self))
+
+
+class DiscoveryFetcher(Fetcher):
+    """The `Fetcher` a worker shares between its sites for robots.txt and discovery (one HTTP client, and
+    per-host limits that hold across sites). It asks for each robots.txt once, however many times
+    discovery wants it, until the site `forget`s it."""
+
+    def __init__(self, options: FetchOptions) -> None:
+        super().__init__(options)
+        self._robots: dict[str, FetchResult | FetchError] = {}
+
+    async def get(self, url: str, *, limit: int | None = None) -> FetchResult:
+        if not url.endswith("/robots.txt"):
+            return await super().get(url, limit=limit)
+        answer = self._robots.get(url)
+        if answer is None:
+            try:
+                answer = await super().get(url, limit=MAX_ROBOTS_BYTES)
+            except FetchError as exc:
+                answer = exc
+            self._robots[url] = answer
+        if isinstance(answer, FetchError):
+            raise answer
+        return answer
+
+    def forget(self, url: str) -> None:
+        self._robots.pop(url, None)
+
+
+def _key(url: str) -> str:
+    try:
+        return normalize_url(url).split("#", 1)[0]
+    except InvalidUrlError:
+        return url
+
+
+async def _cancel(task: asyncio.Task[None], patience: float = 10.0) -> None:
+    """Cancel `task` and wait for it to end, cancelling again while it does not (for `patience` s)."""
+    deadline = time.monotonic() + patience
+    while not task.done() and time.monotonic() < deadline:
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.5)
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: a failure while being cancelled is of no interest
+
+
+def _error_code(node: SitemapNode, reported: str | None) -> str | None:
+    """The class of what went wrong with `node`, if anything: the code the reader reported for it, or
+    for a child it did not follow, why."""
+    if node.error is None:
+        return reported if node.truncated else None
+    if node.error.startswith("not followed"):
+        return "too-deep" if "max-depth" in node.error else "fetch-loop"
+    return reported or "error"
+
+
+class SiteJob:
+    """Reads one site into `writer`; `run()` returns its manifest record (its row, sitemaps and counts)."""
+
+    def __init__(
+        self,
+        site: str,
+        options: HarvestOptions,
+        fetch_options: FetchOptions,
+        fetcher: DiscoveryFetcher,
+        writer: PartWriter,
+        counters: Counters,
+    ) -> None:
+        self.site = site
+        self.options = options
+        self.fetch_options = fetch_options
+        self.fetcher = fetcher
+        self.writer = writer
+        self.counters = counters
+        self.agent = options.user_agent.split("/", 1)[0].split()[0] if options.user_agent else "*"
+        self.row: dict[str, Any] = {"site": site, "sitemaps_found": 0, "sitemaps_read": 0, "urls": 0}
+        self.stats: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.codes: Counter[str] = Counter()
+        self.warnings: Counter[str] = Counter()
+        self.errors = 0
+        self.sitemaps: list[dict[str, Any]] = []
+        self._code_of: dict[str, str] = {}
+        self._seen: set[str] = set()
+        self._reader: AsyncReader | None = None
+        self._parent: str | None = None
+        self._seconds: dict[int, float] = {}
+        self._sitemaps_with_urls = 0
+        self._truncated = False
+        self._abandoned = False
+
+    # -- the record ---------------------------------------------------------------------------------
+
+    async def run(self) -> dict[str, Any]:
+        started = time.monotonic()
+        # The site runs in its own task, watched from here: a cancellation swallowed somewhere below
+        # (libraries do) can delay the site's end, never hold this caller past the timeout.
+        inner = asyncio.create_task(self._run())
+        try:
+            await asyncio.wait({inner}, timeout=self.options.site_timeout)
+            if not inner.done():
+                await _cancel(inner)
+                self._abandoned = True  # should it still run: it writes no more rows
+                self._fail(
+                    "site-timeout", f"took longer than {self.options.site_timeout:g} s; what was read is kept"
+                )
+                self._truncated = True
+            else:
+                inner.result()
+        except asyncio.CancelledError:
+            inner.cancel()  # the worker is stopping: the site stays unfinished
+            self._abandoned = True
+            raise
+        except OSError:
+            raise  # the dataset cannot be written: stop the harvest
+        except Exception as exc:  # a bug must cost one site, not the harvest
+            detail = "".join(traceback.format_exception_only(exc)).strip()
+            self._fail("internal-error", f"sitemapkit failed on this site: {detail}")
+            self._truncated = True
+        self._collect()
+        self.row.update(
+            urls=self.stats["urls"],
+            errors=self.errors,
+            truncated=self._truncated,
+            seconds=round(time.monotonic() - started, 3),
+        )
+        self.counters.sites_done += 1
+        if self.row.get("error_code"):
+            self.counters.site_errors += 1
+        return {
+            "site": self.site,
+            "row": self.row,
+            "sitemaps": self.sitemaps,
+            "stats": {
+                **{k: self.stats[k] for k in STAT_KEYS},
+                "kinds": dict(self.kinds),
+                "codes": dict(self.codes),
+                "warnings": dict(self.warnings),
+            },
+        }
+
+    def _fail(self, code: str, message: str) -> None:
+        if not self.row.get("error_code"):
+            self.row["error_code"] = code
+            self.row["error"] = message
+
+    def _diagnostic(self, d: Diagnostic) -> None:
+        if not d.is_error:
+            self.warnings[d.code] += 1
+            return
+        self.errors += 1
+        self.counters.errors += 1
+        self.codes[d.code] += 1
+        if d.source and len(self._code_of) < 100_000:
+            self._code_of.setdefault(d.source, d.code)
+
+    async def _pause(self, seconds: float) -> None:
+        if seconds > 0:
+            await asyncio.sleep(seconds)
+
+    # -- robots.txt, discovery, the trees -----------------------------------------------------------
+
+    async def _run(self) -> None:
+        robots = robots_url(self.site)
+        fetcher = self.fetcher
+        try:
+            try:
+                answer = await fetcher.get(robots)
+            except FetchError as exc:
+                self.row["robots_error"] = exc.reason
+                self._fail("unreachable", f"robots.txt could not be fetched: {exc.reason}")
+                return
+            self.row["robots_status"] = answer.status
+            rules = None
+            if answer.ok:
+                rules = Protego.parse(answer.body.decode("utf-8", "replace"))
+            elif answer.status >= 500 or answer.status == 429:
+                self._fail(
+                    "robots-unavailable",
+                    f"robots.txt answered HTTP {answer.status} (after retries): nothing is read, as RFC 9309 "
+                    "asks for 5xx",
+                )
+                return
+            delay = 0.0
+            if rules is not None:
+                delay = min(float(rules.crawl_delay(self.agent) or 0.0), self.options.max_crawl_delay)
+                self.row["crawl_delay"] = delay
+                if not rules.can_fetch(self.site, self.agent):
+                    self._fail("robots-disallowed", f"robots.txt disallows {self.site} for {self.agent}")
+                    return
+
+            def allowed(url: str) -> bool:
+                return rules is None or bool(rules.can_fetch(url, self.agent))
+
+            found = await discover(self.site, fetcher, on_diagnostic=self._diagnostic, well_known=())
+            if not found.sitemaps:
+                for path in WELL_KNOWN_PATHS:
+                    if not allowed(self.site.rstrip("/") + path):
+                        continue
+                    await self._pause(delay)
+                    found = await discover(self.site, fetcher, well_known=(path,))
+                    if found.sitemaps:
+                        break
+            self.row["via"] = found.via
+            self.row["sitemaps_found"] = len(found.sitemaps)
+            self._parent = robots if found.via == "robots" else None
+        finally:
+            fetcher.forget(robots)
+        if not found.sitemaps:
+            self._fail("no-sitemap", "robots.txt names no sitemap and no well-known path answered with one")
+            return
+        for root in found.sitemaps:
+            if self._stopped():
+                break
+            if _key(root) in self._seen:
+                continue
+            if not allowed(root):
+                self._seen.add(_key(root))
+                self.sitemaps.append(
+                    self._sitemap_row(
+                        SitemapNode(root), self._parent, "robots-disallowed", "disallowed by robots.txt"
+                    )
+                )
+                continue
+            await self._pause(delay)
+            await self._walk(root)
+
+    def _stopped(self) -> bool:
+        cap = self.options.max_urls_per_site
+        return self._truncated or (cap is not None and self.stats["urls"] >= cap)
+
+    async def _walk(self, root: str) -> None:
+        options = self.options
+        reader = self._reader = AsyncReader(
+            root, options.read_options(), on_diagnostic=self._diagnostic, fetch_options=self.fetch_options
+        )
+        stats = self.stats
+        max_urls = options.max_urls_per_site
+        room = max_urls - stats["urls"] if max_urls is not None else -1
+        max_sitemaps = options.max_sitemaps_per_site
+        batch: list[UrlEntry] = []
+        source: str | None = None
+        current: SitemapNode | None = None
+        since = time.monotonic()
+        # One pass per entry, kept lean: counts in locals, the sitemap compared by identity (the parser
+        # gives every entry of one sitemap the same string), rows handed over in batches.
+        n = lastmod = changefreq = priority = images = videos = news = alternates = 0
+        try:
+            async with reader:
+                async for entry in reader:
+                    if entry.sitemap is not source:
+                        source = entry.sitemap
+                        node = reader.current
+                        if node is not current:
+                            now = time.monotonic()
+                            if current is not None:
+                                self._seconds[id(current)] = now - since
+                            current, since = node, now
+                            self._sitemaps_with_urls += 1
+                            if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
+                                self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
+                                break
+                    if n == room:
+                        self._cap(f"more than {max_urls:,} URLs")
+                        break
+                    n += 1
+                    batch.append(entry)
+                    if entry.lastmod is not None:
+                        lastmod += 1
+                    if entry.changefreq is not None:
+                        changefreq += 1
+                    if entry.priority is not None:
+                        priority += 1
+                    if entry.images:
+                        images += 1
+                    if entry.videos:
+                        videos += 1
+                    if entry.news is not None:
+                        news += 1
+                    if entry.alternates:
+                        alternates += 1
+                    if len(batch) == 256:
+                        if self._abandoned:
+                            batch = []
+                            break
+                        self.writer.add_batch(self.site, batch)
+                        self.counters.urls += len(batch)
+                        batch = []
+                if current is not None:
+                    self._seconds.setdefault(id(current), time.monotonic() - since)
+        finally:
+            if batch and not self._abandoned:
+                self.writer.add_batch(self.site, batch)
+                self.counters.urls += len(batch)
+            stats.update(
+                urls=n,
+                lastmod=lastmod,
+                changefreq=changefreq,
+                priority=priority,
+                images=images,
+                videos=videos,
+                news=news,
+                alternates=alternates,
+            )
+        self._collect()
+
+    def _cap(self, what: str) -> None:
+        self._truncated = True
+        self.row.setdefault("cap", what)
+
+    # -- the sitemaps table -------------------------------------------------------------------------
+
+    def _collect(self) -> None:
+        """The sitemap rows of the tree just read (or cut short)."""
+        reader, self._reader = self._reader, None
+        if reader is None or reader.tree is None:
+            return
+        stack: list[tuple[SitemapNode, str | None]] = [(reader.tree, self._parent)]
+        while stack:
+            node, parent = stack.pop()
+            for key in (_key(node.url), _key(node.final_url) if node.final_url else None):
+                if key:
+                    self._seen.add(key)
+            code = _error_code(node, self._code_of.get(node.url))
+            self.sitemaps.append(self._sitemap_row(node, parent, code, node.error))
+            if node.read_ok:
+                self.row["sitemaps_read"] += 1
+                self.kinds[node.kind or "?"] += 1
+                if node.compressed:
+                    self.kinds["gzip"] += 1
+            stack.extend((child, node.url) for child in reversed(node.children))
+
+    def _sitemap_row(
+        self, node: SitemapNode, parent: str | None, code: str | None, error: str | None
+    ) -> dict[str, Any]:
+        seconds = self._seconds.get(id(node))
+        return {
+            "site": self.site,
+            "url": node.url,
+            "parent": parent,
+            "depth": node.depth,
+            "kind": node.kind,
+            "status": node.status,
+            "bytes": node.bytes,
+            "uncompressed_bytes": node.uncompressed_bytes,
+            "compressed": node.compressed,
+            "urls": node.url_count,
+            "lastmod": format_w3c(node.lastmod) if node.lastmod is not None else None,
+            "final_url": node.final_url,
+            "truncated": node.truncated,
+            "read_seconds": round(seconds, 4) if seconds is not None else None,
+            "error_code": code,
+            "error": error,
+        }

@@ -1,0 +1,243 @@
+"""The dataset on disk: URL part files written as the harvest goes, the manifest of finished sites, resume.
+
+Layout of DATASET:
+
+    urls/part-<worker>-<n>.parquet   URL rows, in row groups; a part is written as `.part-...tmp` and renamed
+                                     when closed, so a reader never sees a half-written file
+    _manifest/<worker>.jsonl         one line per finished site (its row, its sitemaps, its counts), appended
+                                     only after every URL row of the site is in a renamed part
+    sites.parquet, sitemaps.parquet, summary.json   written at the end, from the manifest
+
+A kill at any moment leaves parts and manifest lines that agree, except for rows of sites with no manifest
+line yet: `--resume` deletes the unfinished `.tmp` parts, rewrites any part holding rows of an unfinished
+site without them, and reads only the sites the manifest lacks. Files starting with `_` or `.` are skipped
+by pyarrow, DuckDB globs and Spark, so `urls/` reads as one dataset.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any, Final
+
+from sitemapkit.core.errors import UsageError
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.harvest.rows import UrlBuffer, pyarrow, url_schema
+
+URLS: Final = "urls"
+MANIFEST: Final = "_manifest"
+OUTPUTS: Final = ("sites.parquet", "sitemaps.parquet", "summary.json")
+
+
+def new_worker_id(prefix: str) -> str:
+    """A name for one worker's files, unique across runs and resumes."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+class PartWriter:
+    """One worker's output: URL rows into rotating part files, finished sites into its manifest.
+
+    A finished site is committed (its manifest line written) only once the part holding its last rows is
+    closed: parts close every `rows_per_file` rows, every `commit_seconds`, and at the end.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        worker: str,
+        *,
+        rows_per_file: int = 1_000_000,
+        row_group_rows: int = 65_536,
+        commit_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.root = Path(root)
+        self.worker = worker
+        self.rows_per_file = rows_per_file
+        self.row_group_rows = min(row_group_rows, rows_per_file)
+        self.commit_seconds = commit_seconds
+        self._clock = clock
+        self._schema = url_schema()
+        self._buffer = UrlBuffer()
+        self._writer: Any = None
+        self._tmp: Path | None = None
+        self._part_rows = 0
+        self._opened = 0.0
+        self._seq = 0
+        self._pending: list[dict[str, Any]] = []
+        self._manifest: IO[str] | None = None
+        self.files: list[str] = []
+        self.rows = 0
+        self._closed = False
+
+    def add_batch(self, site: str, entries: list[UrlEntry]) -> None:
+        """Buffer the rows of `entries`, all of `site`."""
+        if self._closed:
+            return  # a site task that outlived its run
+        buffer = self._buffer
+        add = buffer.add
+        for entry in entries:
+            add(site, entry)
+            if buffer.rows >= self.row_group_rows:
+                self._flush()
+                if self._part_rows >= self.rows_per_file or self._due():
+                    self.rotate()
+                buffer = self._buffer
+                add = buffer.add
+
+    def site_done(self, record: dict[str, Any]) -> None:
+        """A site is finished: commit its manifest line as soon as its rows are all in closed parts."""
+        self._pending.append(record)
+        if self._writer is None and not self._buffer.rows:
+            self._commit()
+        elif self._due():
+            self.rotate()
+
+    def _due(self) -> bool:
+        return self._writer is not None and self._clock() - self._opened >= self.commit_seconds
+
+    def _flush(self) -> None:
+        if not self._buffer.rows:
+            return
+        pa = pyarrow()
+        if self._writer is None:
+            self._seq += 1
+            self._tmp = self.root / URLS / f".part-{self.worker}-{self._seq:05d}.parquet.tmp"
+            self._writer = pa.parquet.ParquetWriter(str(self._tmp), self._schema, compression="zstd")
+            self._opened = self._clock()
+        self._writer.write_table(self._buffer.table(self._schema), row_group_size=self.row_group_rows)
+        self._part_rows += self._buffer.rows
+        self.rows += self._buffer.rows
+        self._buffer = UrlBuffer()
+
+    def rotate(self) -> None:
+        """Close the current part (publishing it under its final name), then commit the finished sites."""
+        self._flush()
+        if self._writer is not None:
+            assert self._tmp is not None
+            self._writer.close()
+            final = self._tmp.with_name(self._tmp.name[1:].removesuffix(".tmp"))
+            _fsync(self._tmp)
+            os.replace(self._tmp, final)
+            self.files.append(final.name)
+            self._writer = None
+            self._tmp = None
+            self._part_rows = 0
+        self._commit()
+
+    def _commit(self) -> None:
+        if not self._pending:
+            return
+        if self._manifest is None:
+            path = self.root / MANIFEST / f"{self.worker}.jsonl"
+            self._manifest = open(path, "a", encoding="utf-8")  # noqa: SIM115  (kept open across commits)
+        self._manifest.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending))
+        self._manifest.flush()
+        os.fsync(self._manifest.fileno())
+        self._pending.clear()
+
+    def close(self) -> None:
+        """Publish everything written (the normal end)."""
+        self.rotate()
+        self._closed = True
+        if self._manifest is not None:
+            self._manifest.close()
+            self._manifest = None
+
+    def abandon(self) -> None:
+        """Stop without publishing the open part (its sites stay unfinished, for `--resume`)."""
+        self._closed = True
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            if self._tmp is not None:
+                self._tmp.unlink(missing_ok=True)
+            self._writer = None
+        if self._manifest is not None:
+            self._manifest.close()
+            self._manifest = None
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def records(root: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Every finished site's manifest record, first one per site only; a torn last line is skipped."""
+    seen: set[str] = set()
+    folder = Path(root) / MANIFEST
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.glob("*.jsonl")):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # the line a kill cut short: that site is not finished
+                site = record.get("site") if isinstance(record, dict) else None
+                if isinstance(site, str) and site not in seen:
+                    seen.add(site)
+                    yield record
+
+
+def prepare(root: str | os.PathLike[str], *, resume: bool) -> set[str]:
+    """Make DATASET ready for a run; returns the sites already finished (empty unless resuming).
+
+    Without `resume`, DATASET must not exist or be empty. With it, whatever a killed run left is made
+    consistent with its manifest (see the module docstring).
+    """
+    path = Path(root)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{path}: exists and is not a folder")
+    if not resume and path.is_dir() and any(path.iterdir()):
+        raise UsageError(
+            f"{path}: exists and is not empty; use --resume to finish that harvest, or another path"
+        )
+    (path / URLS).mkdir(parents=True, exist_ok=True)
+    (path / MANIFEST).mkdir(exist_ok=True)
+    if not resume:
+        return set()
+    done = {str(r["site"]) for r in records(path)}
+    for name in OUTPUTS:
+        (path / name).unlink(missing_ok=True)
+    for leftover in [*(path / URLS).glob(".*.tmp"), *path.glob(".*.tmp")]:
+        leftover.unlink()
+    for part in sorted((path / URLS).glob("*.parquet")):
+        _drop_unfinished(part, done)
+    return done
+
+
+def _drop_unfinished(part: Path, done: set[str]) -> None:
+    """Rewrite `part` without the rows of sites not in `done` (delete it if none is left)."""
+    pa = pyarrow()
+    pq = pa.parquet
+    sites = pq.read_table(part, columns=["site"]).column("site").unique().to_pylist()
+    if all(site in done for site in sites):
+        return
+    keep = pa.array(sorted(done & set(sites)), type=pa.string())
+    source = pq.ParquetFile(part)
+    tmp = part.with_name(f".{part.name}.rewrite.tmp")
+    kept = 0
+    with pq.ParquetWriter(str(tmp), source.schema_arrow, compression="zstd") as writer:
+        for batch in source.iter_batches():
+            table = pa.Table.from_batches([batch])
+            table = table.filter(pa.compute.is_in(table.column("site"), value_set=keep))
+            if table.num_rows:
+                writer.write_table(table)
+                kept += table.num_rows
+    source.close()
+    if kept:
+        os.replace(tmp, part)
+    else:
+        tmp.unlink()
+        part.unlink()

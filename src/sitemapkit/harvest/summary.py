@@ -1,0 +1,139 @@
+"""The end of a harvest: sites.parquet and sitemaps.parquet from the manifest, and the adoption summary."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from sitemapkit.harvest.rows import SITE_COLUMNS, SITEMAP_COLUMNS, flat_schema, pyarrow, rows_table
+from sitemapkit.harvest.site import STAT_KEYS
+from sitemapkit.harvest.store import records
+
+_CHUNK = 50_000
+
+
+class _TableWriter:
+    """Rows into one Parquet file, a row group per chunk, published by rename on close."""
+
+    def __init__(self, path: Path, columns: tuple[tuple[str, str], ...]) -> None:
+        pa = pyarrow()
+        self.path = path
+        self.tmp = path.with_name(f".{path.name}.tmp")
+        self.schema = flat_schema(columns)
+        self.writer = pa.parquet.ParquetWriter(str(self.tmp), self.schema, compression="zstd")
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= _CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self.writer.write_table(rows_table(self.rows, self.schema))
+            self.rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+        os.replace(self.tmp, self.path)
+
+
+def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
+    """Write sites.parquet, sitemaps.parquet and summary.json from the manifest; returns the summary.
+
+    `run` holds what only the caller knows (engine, workers, seconds, sites listed) and goes into the summary.
+    """
+    path = Path(root)
+    sites = _TableWriter(path / "sites.parquet", SITE_COLUMNS)
+    sitemaps = _TableWriter(path / "sitemaps.parquet", SITEMAP_COLUMNS)
+    totals: Counter[str] = Counter()
+    formats: Counter[str] = Counter()
+    codes: Counter[str] = Counter()
+    warnings: Counter[str] = Counter()
+    site_errors: Counter[str] = Counter()
+    count = Counter[str]()
+    try:
+        for record in records(path):
+            row = record["row"]
+            sites.add(row)
+            for sitemap in record.get("sitemaps", []):
+                sitemaps.add(sitemap)
+            stats = record.get("stats", {})
+            totals.update({k: int(stats.get(k, 0)) for k in STAT_KEYS})
+            formats.update(stats.get("kinds", {}))
+            codes.update(stats.get("codes", {}))
+            warnings.update(stats.get("warnings", {}))
+            count["sites"] += 1
+            count["sitemaps_read"] += int(row.get("sitemaps_read") or 0)
+            if row.get("sitemaps_read"):
+                count["sites_with_sitemaps"] += 1
+            if row.get("via"):
+                count[f"sites_via_{str(row['via']).replace('-', '_')}"] += 1
+            if row.get("error_code"):
+                site_errors[str(row["error_code"])] += 1
+            if row.get("truncated"):
+                count["sites_truncated"] += 1
+            if row.get("errors"):
+                count["sites_with_errors"] += 1
+    except BaseException:
+        for writer in (sites, sitemaps):
+            writer.writer.close()
+            writer.tmp.unlink(missing_ok=True)
+        raise
+    sites.close()
+    sitemaps.close()
+    urls = totals["urls"]
+    seconds = float(run.get("seconds") or 0.0)
+    summary: dict[str, Any] = {
+        "sites": count["sites"],
+        "sites_with_sitemaps": count["sites_with_sitemaps"],
+        "sites_via_robots": count["sites_via_robots"],
+        "sites_via_well_known": count["sites_via_well_known"],
+        "sites_with_errors": count["sites_with_errors"],
+        "sites_truncated": count["sites_truncated"],
+        "sitemaps_read": count["sitemaps_read"],
+        "urls": urls,
+        "share_of_urls": {k: round(totals[k] / urls, 4) if urls else 0.0 for k in STAT_KEYS if k != "urls"},
+        "formats": dict(formats.most_common()),
+        "site_errors": dict(site_errors.most_common()),
+        "error_classes": dict(codes.most_common()),
+        "warning_classes": dict(warnings.most_common()),
+        **run,
+    }
+    if seconds > 0:
+        summary["sites_per_second"] = round(int(run.get("sites_this_run", 0)) / seconds, 2)
+        summary["urls_per_second"] = round(int(run.get("urls_this_run", 0)) / seconds, 1)
+    tmp = path / ".summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path / "summary.json")
+    return summary
+
+
+def describe(summary: dict[str, Any]) -> str:
+    """The summary as a few lines of text."""
+    share = summary.get("share_of_urls", {})
+    lines = [
+        f"sites: {summary['sites']:,} ({summary['sites_with_sitemaps']:,} with sitemaps: "
+        f"{summary['sites_via_robots']:,} via robots.txt, "
+        f"{summary['sites_via_well_known']:,} via a well-known path; "
+        f"{summary['sites_with_errors']:,} with errors)",
+        f"sitemaps read: {summary['sitemaps_read']:,}; URLs: {summary['urls']:,}",
+        "URLs with " + ", ".join(f"{k} {v:.1%}" for k, v in share.items()),
+    ]
+    if summary.get("formats"):
+        lines.append("formats: " + ", ".join(f"{k} {v:,}" for k, v in summary["formats"].items()))
+    if summary.get("site_errors"):
+        lines.append("site errors: " + ", ".join(f"{k} {v:,}" for k, v in summary["site_errors"].items()))
+    if summary.get("error_classes"):
+        top = list(summary["error_classes"].items())[:8]
+        lines.append("error classes: " + ", ".join(f"{k} {v:,}" for k, v in top))
+    if summary.get("seconds"):
+        lines.append(
+            f"this run: {summary.get('sites_this_run', 0):,} sites, {summary.get('urls_this_run', 0):,} URLs "
+            f"in {summary['seconds']:.1f} s ({summary.get('urls_per_second', 0):,.0f} URLs/s)"
+        )
+    return "\n".join(lines)

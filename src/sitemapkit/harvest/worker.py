@@ -1,0 +1,131 @@
+"""One worker of a harvest: an asyncio loop over a shard of the sites, writing its own part files.
+
+The local engine runs one worker in the calling process; the Ray engine runs one per actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+
+from sitemapkit.harvest.options import HarvestOptions
+from sitemapkit.harvest.site import Counters, DiscoveryFetcher, SiteJob
+from sitemapkit.harvest.sites import group_by_host
+from sitemapkit.harvest.store import PartWriter
+from sitemapkit.reader.fetch import FetchOptions
+
+RECYCLE_AFTER = 10_000
+"""Sites after which the shared discovery client is replaced (it keeps a little state per host)."""
+
+
+class _Discovery:
+    """The discovery client the lanes share, replaced every `RECYCLE_AFTER` sites so that its per-host
+    state stays bounded; a replaced client is closed once its last site is done with it."""
+
+    def __init__(self, options: FetchOptions) -> None:
+        self.options = options
+        self.current: DiscoveryFetcher | None = None
+        self.given = 0
+        self.users: dict[DiscoveryFetcher, int] = {}
+
+    def acquire(self) -> DiscoveryFetcher:
+        if self.current is None or self.given >= RECYCLE_AFTER:
+            self.current = DiscoveryFetcher(self.options)
+            self.users[self.current] = 0
+            self.given = 0
+        self.given += 1
+        self.users[self.current] += 1
+        return self.current
+
+    async def release(self, fetcher: DiscoveryFetcher) -> None:
+        self.users[fetcher] -= 1
+        if not self.users[fetcher] and fetcher is not self.current:
+            del self.users[fetcher]
+            await fetcher.aclose()
+
+    async def aclose(self) -> None:
+        for fetcher in list(self.users):
+            await fetcher.aclose()
+        self.users.clear()
+        self.current = None
+
+
+class Worker:
+    """Reads `sites` with at most `options.concurrency` sites at once, sites of one host one after another."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], sites: list[str], options: HarvestOptions, worker_id: str
+    ) -> None:
+        self.root = root
+        self.sites = sites
+        self.options = options
+        self.worker_id = worker_id
+        self.counters = Counters()
+        self._stopping = False
+        self._lanes: list[asyncio.Task[None]] = []
+
+    def stop(self) -> None:
+        """End the run soon: no site is started, those being read are cancelled and left unfinished, the
+        sites finished so far are committed. Safe to call again (a cancellation can be lost inside a
+        library; the flag is not)."""
+        self._stopping = True
+        for task in self._lanes:
+            task.cancel()
+
+    async def run(self, tick: Callable[[], Awaitable[None]] | None = None) -> dict[str, int]:
+        """Read every site; returns the final counters. On any interruption the open part is dropped
+        (its sites stay unfinished for `--resume`)."""
+        options = self.options
+        writer = PartWriter(
+            self.root,
+            self.worker_id,
+            rows_per_file=options.rows_per_file,
+            row_group_rows=options.row_group_rows,
+            commit_seconds=options.commit_seconds,
+        )
+        fetch_options = options.fetch_options()
+        groups = iter(group_by_host(self.sites))
+        lanes = max(1, min(options.concurrency, len(self.sites)))
+        discovery = _Discovery(options.discovery_fetch_options(lanes))
+
+        async def lane() -> None:
+            for group in groups:
+                for site in group:
+                    if self._stopping:
+                        return
+                    fetcher = discovery.acquire()
+                    try:
+                        job = SiteJob(site, options, fetch_options, fetcher, writer, self.counters)
+                        record = await job.run()
+                    finally:
+                        await discovery.release(fetcher)
+                    if self._stopping:  # cut short, whatever it says: read again on --resume
+                        return
+                    writer.site_done(record)
+
+        ticker = asyncio.create_task(_every(tick)) if tick is not None else None
+        try:
+            async with asyncio.TaskGroup() as group:  # one lane failing stops the others
+                self._lanes = [group.create_task(lane()) for _ in range(lanes)]
+        except BaseExceptionGroup as failed:
+            writer.abandon()
+            raise failed.exceptions[0] from None
+        except BaseException:
+            writer.abandon()
+            raise
+        finally:
+            await discovery.aclose()
+            if ticker is not None:
+                ticker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticker
+        writer.close()
+        return self.counters.as_dict()
+
+
+async def _every(tick: Callable[[], Awaitable[None]], seconds: float = 0.5) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        await tick()
