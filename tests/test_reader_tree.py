@@ -313,7 +313,11 @@ def test_local_index_with_http_children(server: LocalServer, tmp_path: Path) -> 
     server.route("/a.xml", urlset("https://example.com/a"))
     f = tmp_path / "index.xml"
     f.write_text(index(server.url("/a.xml")))
+    # A local file names no origin: its children on a loopback address need allow_private.
     entries, reader = run(str(f))
+    assert entries == [] and codes(reader) == ["private-address"]
+    assert server.requests == []
+    entries, reader = run(str(f), allow_private=True)
     assert [e.loc for e in entries] == ["https://example.com/a"]
     assert reader.tree is not None and reader.tree.url == str(f)
 

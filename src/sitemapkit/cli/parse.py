@@ -20,7 +20,9 @@ from sitemapkit.reader.export import write_csv, write_jsonl
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_CHILDREN,
     DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_SITEMAPS,
     Reader,
     SitemapNode,
     read,
@@ -84,6 +86,40 @@ TREE_COLUMNS = (
     help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
 )
 @click.option(
+    "--max-duration",
+    metavar="S",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
+)
+@click.option(
+    "--max-children",
+    metavar="N",
+    default=DEFAULT_MAX_CHILDREN,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Children of one index followed; the rest are reported, not fetched.",
+)
+@click.option(
+    "--max-sitemaps",
+    metavar="N",
+    default=DEFAULT_MAX_SITEMAPS,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Sitemaps one walk records; past it, children are reported, not fetched.",
+)
+@click.option(
+    "--allow-private",
+    is_flag=True,
+    help="Fetch loopback, private and link-local addresses on any host (default: only on SOURCE's own).",
+)
+@click.option(
+    "--follow-cross-host",
+    is_flag=True,
+    help="Follow index children and redirects that leave SOURCE's site.",
+)
+@click.option(
     "-o",
     "--output",
     metavar="FILE",
@@ -101,6 +137,11 @@ def parse(
     user_agent: str | None,
     max_download: int,
     timeout: float | None,
+    max_duration: float,
+    max_children: int,
+    max_sitemaps: int,
+    allow_private: bool,
+    follow_cross_host: bool,
     output: str,
     max_diagnostics: int,
 ) -> None:
@@ -109,7 +150,9 @@ def parse(
     SOURCE is a sitemap file ('-' for standard input), a sitemap URL, or a site
     (https://example.com/): its sitemaps are found through robots.txt, or else
     well-known paths. Indexes are followed; gzip, text lists, RSS and Atom are read.
-    Problems go to stderr, each naming its file or URL.
+    Problems go to stderr, each naming its file or URL. Nothing is fetched from a
+    private or loopback address (unless it is SOURCE's own) or from another site
+    than the index naming it: see --allow-private and --follow-cross-host.
 
     Exit status: 0 when the walk completed (even with problems), 1 when nothing
     could be read from SOURCE, 2 for bad options.
@@ -129,6 +172,11 @@ def parse(
             max_download=max_download,
             timeout=timeout,
             user_agent=user_agent,
+            max_duration=max_duration,
+            max_children=max_children,
+            max_sitemaps=max_sitemaps,
+            allow_private=allow_private,
+            follow_cross_host=follow_cross_host,
             on_diagnostic=printer,
         )
     except UsageError as exc:

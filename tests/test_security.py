@@ -1,0 +1,331 @@
+"""What a hostile sitemap, server or file can make sitemapkit do: real misbehaving servers on loopback,
+crafted files, each at the CLI where a user meets it (issue 12)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+from click.testing import CliRunner, Result
+
+from sitemapkit.cli import main
+from sitemapkit.reader.fetch import FetchOptions, FetchPolicy, address_problem, site_of
+from sitemapkit.reader.walk import read
+from tests.localserver import LocalServer, Route
+
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def urlset(*locs: str) -> str:
+    body = "".join(f"<url><loc>{loc}</loc></url>\n" for loc in locs)
+    return f'{HEAD}<urlset xmlns="{NS}">\n{body}</urlset>\n'
+
+
+def index(*locs: str) -> str:
+    body = "".join(f"<sitemap><loc>{loc}</loc></sitemap>\n" for loc in locs)
+    return f'{HEAD}<sitemapindex xmlns="{NS}">\n{body}</sitemapindex>\n'
+
+
+def cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def other() -> Iterator[LocalServer]:
+    """A second loopback server on another port: the internal service a hostile sitemap points at."""
+    s = LocalServer().start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def secret(other: LocalServer) -> None:
+    other.route("/admin", "SECRET_TOKEN=abc123\nDB_PASSWORD=hunter2\n", content_type="text/plain")
+    other.route("/a.xml", urlset("https://example.com/internal"))
+
+
+# -- the fetch policy: private addresses ---------------------------------------------------------------
+
+
+def test_index_child_on_another_loopback_port_is_not_fetched(server: LocalServer, other: LocalServer) -> None:
+    secret(other)
+    url = server.route("/index.xml", index(other.url("/admin"), other.url("/a.xml")))
+    result = cli("parse", url)
+    assert result.exit_code == 0, result.output
+    assert other.requests == []
+    assert result.stdout == ""
+    assert result.stderr.count("[private-address]") == 2
+    assert "SECRET_TOKEN" not in result.output and "is a loopback address" in result.stderr
+
+    report = cli("validate", url, "--format", "json")
+    assert other.requests == []
+    codes = [d["code"] for d in json.loads(report.stdout)["diagnostics"]]
+    assert codes.count("private-address") == 2 and "SECRET_TOKEN" not in report.stdout
+    assert report.exit_code == 1
+
+
+@pytest.mark.parametrize("host", ["localhost", "0x7f000001", "127.1"])
+def test_other_spellings_of_loopback_are_other_sites(
+    server: LocalServer, other: LocalServer, host: str
+) -> None:
+    secret(other)
+    url = server.route("/index.xml", index(f"http://{host}:{other.port}/admin"))
+    result = cli("parse", url)
+    assert other.requests == []
+    assert "[cross-host]" in result.stderr
+    # Allowed to leave the site, the address check still holds: the name resolves to loopback.
+    result = cli("parse", url, "--follow-cross-host")
+    assert other.requests == []
+    assert "[private-address]" in result.stderr
+
+
+def test_redirect_to_another_port_is_not_followed(server: LocalServer, other: LocalServer) -> None:
+    secret(other)
+    server.redirect("/sitemap.xml", other.url("/a.xml"), status=302)
+    server.route("/index.xml", index(server.url("/sitemap.xml")))
+    for command in ("parse", "validate"):
+        result = cli(command, server.url("/index.xml"))
+        assert "[private-address]" in result.output + result.stderr, command
+    assert other.requests == []
+    assert [r.path for r in server.requests].count("/sitemap.xml") == 2
+
+
+def test_redirect_to_another_site_is_refused_as_cross_host(server: LocalServer, other: LocalServer) -> None:
+    server.redirect("/sitemap.xml", f"http://localhost:{other.port}/a.xml", status=302)
+    result = cli("parse", server.url("/sitemap.xml"))
+    assert "[cross-host]" in result.stderr and other.requests == []
+    assert result.exit_code == 1
+
+
+def test_robots_sitemap_line_to_a_private_address_is_not_fetched(
+    server: LocalServer, other: LocalServer
+) -> None:
+    secret(other)
+    server.route("/robots.txt", f"Sitemap: {other.url('/a.xml')}\n", content_type="text/plain")
+    result = cli("parse", server.url("/"))
+    assert other.requests == [] and "[private-address]" in result.stderr
+    report = cli("validate", server.url("/"))
+    assert other.requests == [] and "[private-address]" in report.stdout
+
+
+def test_allow_private_lets_the_user_reach_internal_hosts(server: LocalServer, other: LocalServer) -> None:
+    secret(other)
+    url = server.route("/index.xml", index(other.url("/a.xml")))
+    result = cli("parse", url, "--allow-private")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["loc"] == "https://example.com/internal"
+    assert [r.path for r in other.requests] == ["/a.xml"]
+
+
+def test_the_named_origin_is_trusted_and_its_children_followed(server: LocalServer) -> None:
+    server.route("/a.xml", urlset("https://example.com/a"))
+    url = server.route("/index.xml", index(server.url("/a.xml")))
+    result = cli("parse", url)
+    assert json.loads(result.stdout)["loc"] == "https://example.com/a"
+
+
+def test_policy_units() -> None:
+    assert site_of("https://www.example.com/x") == site_of("https://cdn.example.com/") == "example.com"
+    assert site_of("https://shop.example.co.uk/") == "example.co.uk"
+    assert site_of("https://a.co.uk/") != site_of("https://b.co.uk/")
+    assert site_of("http://127.0.0.1:8/") == "127.0.0.1"
+    for address in (
+        "127.0.0.1",
+        "10.1.2.3",
+        "169.254.169.254",
+        "::1",
+        "::ffff:127.0.0.1",
+        "224.0.0.1",
+        "0.0.0.0",
+    ):
+        assert address_problem(address) is not None, address
+    assert address_problem("93.184.215.14") is None
+    policy = FetchPolicy().trusting("http://127.0.0.1:8000/sitemap.xml")
+    assert policy.connect_problem("127.0.0.1", 8000, "127.0.0.1") is None
+    assert policy.connect_problem("127.0.0.1", 8001, "127.0.0.1") is not None
+    assert policy.connect_problem("evil.example", 80, "10.0.0.1") is not None
+
+
+# -- deadlines, retries, cut bodies: servers that misbehave on the wire ----------------------------------
+
+
+class RawServer:
+    """A loopback TCP server answering every connection with `script(conn)`: raw bytes, any pace."""
+
+    def __init__(self, script: Callable[[socket.socket], None]) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.script = script
+        self.stopped = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            with contextlib.suppress(OSError):
+                self.script(conn)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def raw_server(script: Callable[[socket.socket], None]) -> Iterator[RawServer]:
+    s = RawServer(script)
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_slow_headers_are_bounded_by_max_duration() -> None:
+    def trickle(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\n")
+        for n in range(200):  # one header line every 0.2 s: no read timeout ever fires
+            conn.sendall(f"X-Slow-{n}: y\r\n".encode())
+            time.sleep(0.2)
+
+    with raw_server(trickle) as s:
+        started = time.monotonic()
+        result = cli("parse", s.url("/sitemap.xml"), "--max-duration", "1", "--timeout", "5")
+        took = time.monotonic() - started
+    assert took < 4, took
+    assert "no complete answer within 1 s (--max-duration)" in result.stderr
+    assert result.exit_code == 1
+
+
+def test_read_api_honours_fetch_options_max_duration() -> None:
+    def trickle(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + HEAD.encode())
+        for _ in range(200):
+            conn.sendall(b" ")
+            time.sleep(0.2)
+
+    with raw_server(trickle) as s:
+        started = time.monotonic()
+        reader = read(s.url("/sitemap.xml"), fetch_options=FetchOptions(max_duration=1.0))
+        assert list(reader) == []
+        assert time.monotonic() - started < 4
+    assert any("--max-duration" in d.message for d in reader.diagnostics)
+
+
+def test_retry_after_sleeps_share_one_budget_per_walk(server: LocalServer) -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    locs = [server.route(f"/s{n}.xml", "", status=503, headers={"Retry-After": "60"}) for n in range(10)]
+    url = server.route("/index.xml", index(*locs))
+    options = FetchOptions(sleep=sleep, retries=3, retry_after_max=60.0, retry_budget=150.0)
+    reader = read(url, fetch_options=options)
+    list(reader)
+    assert sum(slept) <= 150.0 and slept == [60.0, 60.0]
+    assert [d.code for d in reader.diagnostics].count("http-error") == 10
+
+
+def entries(n: int) -> bytes:
+    return "".join(f"<url><loc>https://example.com/p{i}</loc></url>\n" for i in range(n)).encode()
+
+
+@pytest.mark.parametrize("how", ["cut", "stall"])
+def test_complete_entries_received_before_a_cut_or_a_stall_are_kept(how: str) -> None:
+    body = f'{HEAD}<urlset xmlns="{NS}">\n'.encode() + entries(1000) + b"<url><loc>https://exa"
+
+    def script(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000\r\n\r\n" + body)
+        if how == "stall":
+            time.sleep(5)
+
+    with raw_server(script) as s:
+        result = cli("parse", s.url("/sitemap.xml"), "--timeout", "1", "--format", "csv")
+        report = cli("validate", s.url("/sitemap.xml"), "--timeout", "1", "--format", "json")
+    assert result.stdout.count("https://example.com/p") == 1000, result.stderr
+    assert "[http-error]" in result.stderr and "truncated" not in result.stdout
+    assert json.loads(report.stdout)["summary"]["urls"] == 1000
+
+
+# -- bounded walks ---------------------------------------------------------------------------------------
+
+
+def peak_rss_mb(args: list[str], seconds: float) -> tuple[float, str]:
+    """Run the CLI in a subprocess for at most `seconds`; its peak RSS (VmHWM) in MB and its stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitemapkit", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    peak = 0.0
+    deadline = time.monotonic() + seconds
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(OSError), open(f"/proc/{proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        peak = max(peak, int(line.split()[1]) / 1024)
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        _, err = proc.communicate()
+    return peak, err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_an_index_of_indexes_bomb_stays_in_flat_memory(server: LocalServer) -> None:
+    """Every sitemap an index of 50,000 more: the walk records at most --max-sitemaps nodes (the old walk
+    queued every child of every index read, 25 MB more per index, 1.5 GB after 71 fetches)."""
+    width = 50_000
+
+    def handler(request: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        prefix = request.path.removesuffix(".xml")
+        body = index(*(f"{server.base}{prefix}-{i}.xml" for i in range(width))).encode()
+        return 200, {"Content-Type": "application/xml"}, body
+
+    class EveryPath(dict[str, Route]):
+        def get(self, key: str, default: object = None) -> Route:  # type: ignore[override]
+            return Route(handler=handler)
+
+    server.routes = EveryPath()
+    peak, err = peak_rss_mb(["parse", server.url("/root.xml"), "--sitemaps"], 15.0)
+    assert len(server.requests) >= 3, err  # it did walk on
+    assert peak < 110, f"peak RSS {peak:.0f} MB"
+    assert "[walk-limit]" in err
+
+
+def test_walk_bounds_at_the_cli(server: LocalServer) -> None:
+    for i in range(5):
+        server.route(f"/c{i}.xml", index(*(server.url(f"/c{i}-{j}.xml") for j in range(5))))
+        for j in range(5):
+            server.route(f"/c{i}-{j}.xml", urlset(f"https://example.com/{i}/{j}"))
+    url = server.route("/root.xml", index(*(server.url(f"/c{i}.xml") for i in range(5))))
+    result = cli("parse", url, "--max-sitemaps", "8")
+    assert result.stdout.count("https://example.com/") == 2  # root + its 5 + 2 of c0: 8 sitemaps
+    assert "[walk-limit]" in result.stderr and "--max-sitemaps" in result.stderr
+    fetched = {r.path for r in server.requests}
+    assert "/c0-3.xml" not in fetched and "/c1-0.xml" not in fetched
+    result = cli("parse", url, "--max-children", "2")
+    assert result.stdout.count("https://example.com/") == 4
+    assert "3 more children past the first 2" in result.stderr
