@@ -4,6 +4,7 @@ crafted files, each at the CLI where a user meets it (issue 12)."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import socket
 import subprocess
@@ -12,11 +13,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from sitemapkit.cli import main
+from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.reader.fetch import FetchOptions, FetchPolicy, address_problem, site_of
 from sitemapkit.reader.walk import read
 from tests.localserver import LocalServer, Route
@@ -329,3 +332,72 @@ def test_walk_bounds_at_the_cli(server: LocalServer) -> None:
     result = cli("parse", url, "--max-children", "2")
     assert result.stdout.count("https://example.com/") == 4
     assert "3 more children past the first 2" in result.stderr
+
+
+# -- robots.txt: publishing and reading ------------------------------------------------------------------
+
+
+def test_a_robots_txt_linked_outside_the_output_folder_is_not_rewritten(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "important.txt"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(b"keep me\n")
+    inode = elsewhere.stat().st_ino
+    pub = tmp_path / "pub"
+    pub.mkdir()
+    (pub / "index.html").write_text("<html><title>x</title></html>")
+    (pub / "robots.txt").symlink_to(elsewhere)
+    result = cli(
+        "generate", "--dir", str(pub), "--base-url", "https://example.com/", "--out", str(pub),
+        "--robots", str(pub / "robots.txt"),
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "symbolic link" in result.output and "outside its folder" in result.output
+    assert elsewhere.read_bytes() == b"keep me\n" and elsewhere.stat().st_ino == inode
+    assert not (pub / "sitemap.xml").exists()  # refused before anything was published
+    robots = cli("robots", "--robots", str(pub / "robots.txt"), "--sitemap", "https://example.com/s.xml")
+    assert robots.exit_code != 0 and elsewhere.read_bytes() == b"keep me\n"
+
+
+def test_a_robots_txt_linked_inside_its_folder_is_edited_in_place_of_the_target(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "robots.txt"
+    real.write_bytes(b"User-agent: *\n")
+    (tmp_path / "robots.txt").symlink_to(real)
+    result = cli("robots", "--robots", str(tmp_path / "robots.txt"), "--sitemap", "https://example.com/s.xml")
+    assert result.exit_code == 0, result.output
+    assert (
+        tmp_path / "robots.txt"
+    ).is_symlink() and b"Sitemap: https://example.com/s.xml" in real.read_bytes()
+
+
+def test_a_robots_txt_with_bytes_that_are_not_utf8_is_edited_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "r.txt"
+    path.write_bytes(b"User-agent: *\x0bDisallow: /caf\xe9 # website\n")
+    result = cli("robots", "--robots", str(path), "--sitemap", "https://example.com/sitemap.xml")
+    assert result.exit_code == 0, result.output
+    assert "[encoding-error]" in result.output
+    data = path.read_bytes()
+    assert data.startswith(b"User-agent: *\x0bDisallow: /caf\xe9 # website\n")
+    assert b"Sitemap: https://example.com/sitemap.xml\n" in data
+
+
+def test_a_robots_txt_cut_at_the_read_limit_does_not_use_its_cut_line(server: LocalServer) -> None:
+    line = f"Sitemap: {server.url('/sitemap.xml')}\n".encode()
+    pad = b"# " + b"x" * 97 + b"\n"
+    body = line + pad * ((MAX_ROBOTS_BYTES - len(line) - 10) // len(pad))
+    body += b"\n" * (MAX_ROBOTS_BYTES - 10 - len(body)) + line  # the limit falls inside this line
+    server.route("/robots.txt", body, content_type="text/plain")
+    server.route("/sitemap.xml", urlset("https://example.com/a"))
+    result = cli("parse", server.url("/"))
+    assert result.exit_code == 0, result.stderr
+    assert {r.path for r in server.requests} == {"/robots.txt", "/sitemap.xml"}
+
+
+def test_gzip_inside_gzip_content_encoding_is_streamed_and_keeps_what_came_before_the_cap(
+    server: LocalServer,
+) -> None:
+    inner = gzip.compress(f'{HEAD}<urlset xmlns="{NS}">\n'.encode() + entries(1000) + b" " * 120_000_000, 1)
+    url = server.route("/sitemap.xml", gzip.compress(inner, 1), headers={"Content-Encoding": "gzip, gzip"})
+    result = cli("parse", url, "--format", "csv")
+    assert result.stdout.count("https://example.com/p") == 1000, result.stderr
+    assert "[compression-error]" in result.stderr and "decodes to more than" in result.stderr

@@ -29,7 +29,7 @@ import random
 import socket
 import time
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -358,10 +358,12 @@ class _Decoder:
             return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
 
-    def decode(self, data: bytes) -> list[bytes]:
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of `data`, each at most ~64 KiB, produced one at a time (so that a layer of
+        gzip inside gzip never piles up: every piece reaches the parser before the next is made)."""
         if not self._started:
             if not data:
-                return []
+                return
             self._started = True
             if self._encoding == "gzip" and not data.startswith(b"\x1f\x8b"):
                 # Servers that label a plain body as gzip exist; the bytes, not the label, decide.
@@ -370,8 +372,9 @@ class _Decoder:
                 self._d = self._new(data)
         if self._passthrough:
             self._check(len(data))
-            return [data] if data else []
-        out: list[bytes] = []
+            if data:
+                yield data
+            return
         d = self._d
         assert d is not None
         while data or not d.eof:
@@ -388,11 +391,10 @@ class _Decoder:
                 ) from None
             if piece:
                 self._check(len(piece))
-                out.append(piece)
+                yield piece
             data = d.unused_data if d.eof else d.unconsumed_tail
             if not data and not d.eof and len(piece) < CHUNK_SIZE:
                 break  # all input taken and no output pending
-        return out
 
     def _check(self, n: int) -> None:
         self._out += n
@@ -512,11 +514,14 @@ class FetchResponse:
         return b"".join(parts), False
 
 
-def _decode_all(decoders: list[_Decoder], data: bytes) -> list[bytes]:
-    pieces = [data] if data else []
-    for decoder in decoders:
-        pieces = [out for p in pieces for out in decoder.decode(p)]
-    return pieces
+def _decode_all(decoders: list[_Decoder], data: bytes) -> Iterator[bytes]:
+    """`data` through every layer, one piece at a time (a layer's piece goes through the next at once)."""
+    if not decoders:
+        if data:
+            yield data
+        return
+    for piece in decoders[0].decode(data):
+        yield from _decode_all(decoders[1:], piece)
 
 
 def _describe(exc: BaseException) -> str:
