@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from click.testing import CliRunner, Result
 
 from sitemapkit.cli import main
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES
+from sitemapkit.generator.writer import SitemapWriter
 from sitemapkit.reader.fetch import FetchOptions, FetchPolicy, address_problem, site_of
 from sitemapkit.reader.walk import read
 from tests.localserver import LocalServer, Route
@@ -401,3 +403,48 @@ def test_gzip_inside_gzip_content_encoding_is_streamed_and_keeps_what_came_befor
     result = cli("parse", url, "--format", "csv")
     assert result.stdout.count("https://example.com/p") == 1000, result.stderr
     assert "[compression-error]" in result.stderr and "decodes to more than" in result.stderr
+
+
+# -- temporary files of killed runs ----------------------------------------------------------------------
+
+
+def temps(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".lock")))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kill -9 and flock")
+def test_temporary_files_of_a_killed_run_are_removed_by_the_next(tmp_path: Path) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"https://example.com/p{i}\n" for i in range(600_000)))
+    out = tmp_path / "pub"
+    out.mkdir()
+    (out / ".robots.txt.0123abcd.tmp").write_text("not the writer's")  # a name sitemapkit's writer never uses
+    args = ["generate", str(urls), "--base-url", "https://example.com/", "--out", str(out), "--hreflang"]
+    args += ["complete", "--max-urls", "1000"]
+    for _ in range(2):
+        proc = subprocess.Popen([sys.executable, "-m", "sitemapkit", *args], stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(temps(out)) < 5:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    left = temps(out)
+    assert len([n for n in left if n.endswith(".tmp")]) >= 5, left  # the kills did leave files
+    urls.write_text("https://example.com/a\n")
+    result = cli(*args[:4], "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert temps(out) == [".robots.txt.0123abcd.tmp"]
+    assert (out / "sitemap.xml").is_file()
+
+
+def test_a_live_run_keeps_its_temporary_files(tmp_path: Path) -> None:
+    with SitemapWriter(tmp_path, "https://example.com/", max_urls=1, hreflang="complete") as first:
+        first.add("https://example.com/a")
+        first.add("https://example.com/b")
+        held = temps(tmp_path)
+        assert any(n.endswith(".tmp") for n in held) and any(n.endswith(".lock") for n in held)
+        with SitemapWriter(tmp_path, "https://example.com/", name="other") as second:
+            second.add("https://example.com/c")
+            assert set(held) <= set(temps(tmp_path))
+    assert temps(tmp_path) == []
+    assert first.result is not None and first.result.urls == 2

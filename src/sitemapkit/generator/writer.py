@@ -43,6 +43,7 @@ from sitemapkit.generator.serialize import (
     xml_header,
 )
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord, entry_from_text
+from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
 if TYPE_CHECKING:
     from sitemapkit.generator.hreflang import HreflangGroups, Spilled
@@ -245,6 +246,9 @@ class SitemapWriter:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
         if not self.out_dir.is_dir():
             raise PublishError(f"{self.out_dir}: not a folder")
+        # this run's lock first, then the temporary files that killed runs left (see tempfiles.py)
+        self._lock = RunLock(self.out_dir, self._token)
+        remove_stale(self.out_dir, keep=self._token)
         self._groups: HreflangGroups | None = None
         if hreflang == "complete":
             from sitemapkit.generator.hreflang import HreflangGroups
@@ -611,6 +615,7 @@ class SitemapWriter:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         self._temps.clear()
+        self._lock.release()
 
     def __enter__(self) -> SitemapWriter:
         return self
