@@ -448,3 +448,80 @@ def test_a_live_run_keeps_its_temporary_files(tmp_path: Path) -> None:
             assert set(held) <= set(temps(tmp_path))
     assert temps(tmp_path) == []
     assert first.result is not None and first.result.urls == 2
+
+
+# -- long lines in text inputs ---------------------------------------------------------------------------
+
+
+def generate(tmp_path: Path, *inputs: Path, more: tuple[str, ...] = ()) -> Result:
+    out = tmp_path / "out"
+    return cli("generate", *map(str, inputs), "--base-url", "https://example.com/", "--out", str(out), *more)
+
+
+def published(tmp_path: Path) -> str:
+    return (tmp_path / "out" / "sitemap.xml").read_text()
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".jsonl", ".csv"])
+def test_a_huge_line_in_a_text_input_is_skipped_with_its_line_number(tmp_path: Path, suffix: str) -> None:
+    row = {
+        ".txt": lambda u: u,
+        ".jsonl": lambda u: json.dumps({"loc": u}),
+        ".csv": lambda u: u,
+    }[suffix]
+    head = "loc\n" if suffix == ".csv" else ""
+    path = tmp_path / f"urls{suffix}"
+    huge = "https://example.com/" + "x" * 3_000_000
+    path.write_text(
+        head + row("https://example.com/a") + "\n" + row(huge) + "\n" + row("https://example.com/b") + "\n"
+    )
+    result = generate(tmp_path, path)
+    assert result.exit_code == 0, result.output
+    line = 3 if suffix == ".csv" else 2
+    assert f"{path}:{line}: error [bad-line] longer than 1,048,576 bytes" in result.output
+    text = published(tmp_path)
+    assert "https://example.com/a" in text and "https://example.com/b" in text and "xxxx" not in text
+
+
+def test_a_csv_cell_over_the_csv_field_limit_is_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "urls.csv"
+    path.write_text(
+        'loc,lastmod\nhttps://example.com/a,2024-01-01\n"' + "y" * 200_000 + '",x\nhttps://example.com/b,\n'
+    )
+    result = generate(tmp_path, path)
+    assert result.exit_code == 0, result.output
+    assert f"{path}:3: error [bad-line] not a valid CSV row (field larger than field limit" in result.output
+    assert "https://example.com/b" in published(tmp_path)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_100_mb_line_is_read_in_flat_memory(tmp_path: Path) -> None:
+    path = tmp_path / "urls.txt"
+    with open(path, "wb") as f:
+        f.write(b"https://example.com/a\nhttps://example.com/")
+        for _ in range(100):
+            f.write(b"x" * 1_000_000)
+        f.write(b"\nhttps://example.com/b\n")
+    args = ["generate", str(path), "--base-url", "https://example.com/", "--out", str(tmp_path / "out")]
+    peak, err = peak_rss_mb(args, 120.0)
+    assert f"{path}:2: error [bad-line] longer than" in err
+    assert peak < 150, f"peak RSS {peak:.0f} MB"
+    assert "https://example.com/b" in published(tmp_path)
+
+
+def log_line(path: str, agent: str) -> str:
+    return f'1.2.3.4 - - [10/Oct/2024:13:55:36 +0000] "GET {path} HTTP/1.1" 200 12 "-" "{agent}"\n'
+
+
+def test_access_log_lines_with_huge_quoted_fields(tmp_path: Path) -> None:
+    log = tmp_path / "access.log"
+    log.write_text(
+        log_line("/a", "x" * 900_000) + log_line("/big", "y" * 3_000_000) + log_line("/b", "Mozilla")
+    )
+    started = time.monotonic()
+    result = generate(tmp_path, more=("--log", str(log)))
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 0, result.output
+    assert f"{log}:2: error [bad-line] longer than 1,048,576 bytes" in result.output
+    text = published(tmp_path)
+    assert "https://example.com/a" in text and "https://example.com/b" in text and "/big" not in text
