@@ -525,3 +525,13 @@ def test_access_log_lines_with_huge_quoted_fields(tmp_path: Path) -> None:
     assert f"{log}:2: error [bad-line] longer than 1,048,576 bytes" in result.output
     text = published(tmp_path)
     assert "https://example.com/a" in text and "https://example.com/b" in text and "/big" not in text
+
+
+def test_validate_follows_a_child_on_an_allowed_host(server: LocalServer, other: LocalServer) -> None:
+    other.route("/a.xml", urlset(f"http://localhost:{other.port}/x"))
+    url = server.route("/index.xml", index(f"http://localhost:{other.port}/a.xml"))
+    report = cli("validate", url, "--format", "json")
+    assert "cross-host" in report.stdout and other.requests == []
+    report = cli("validate", url, "--format", "json", "--allow-host", "localhost", "--allow-private")
+    assert "cross-host" not in report.stdout
+    assert [r.path for r in other.requests] == ["/a.xml"]

@@ -111,6 +111,8 @@ class Validator:
         self.options = options
         self.on_diagnostic = on_diagnostic
         self.tree = TreeChecks(self.emit, now=tree_now, allow_hosts=allow_hosts)
+        self._allowed_hosts = {h.lower().rstrip(".") for h in allow_hosts}
+        """--allow-host: children on these hosts are followed as if on the index's own site."""
         self._visited: set[str] = set()  # sitemaps of the current tree, by normalised URL: loops stop here
         self.spool = spool
         self.names: list[str] = []
@@ -271,7 +273,7 @@ class Validator:
             # a staging copy judged as the public tree: children under the public folder come from staging
             return job(root.read_folder + child.url[len(root.public_folder) :], False)
         base = parent.url or (None if root.local else root.read)
-        if base is not None:
+        if base is not None and (urlsplit(child.url).hostname or "") not in self._allowed_hosts:
             cross = self.options.fetch.policy.cross_host_reason(base, child.url, "The index lists")
             if cross is not None:
                 self.emit(
