@@ -17,20 +17,18 @@ from lxml import etree
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.model import Alternate, Image
-from sitemapkit.core.urls import normalize_url
-from sitemapkit.generator.sources.folder import (
+from sitemapkit.core.page import (
     DEFAULT_VOLATILE_SELECTORS,
-    FolderPage,
     PageError,
-    Skip,
     _drop,
-    _resolve,
     content_hash,
     css_to_xpath,
     decode_html,
     parse_html,
-    scan_folder,
+    resolve_link,
 )
+from sitemapkit.core.urls import normalize_url
+from sitemapkit.generator.sources.folder import FolderPage, Skip, scan_folder
 
 BASE = "https://example.com/"
 
@@ -512,7 +510,7 @@ _BASES = st.sampled_from(
 @given(start=_HREF_START, rest=_HREF_REST, base=_BASES)
 def test_resolve_equals_urljoin_then_normalize(start: str, rest: str, base: str) -> None:
     href = start + rest
-    assert _resolve(href, base) == plain_resolve(href, base)
+    assert resolve_link(href, base) == plain_resolve(href, base)
 
 
 @given(st.text(alphabet="ab <>\t\n\r\x00\x01\x07\x0b\x0c\x1b\x1f", min_size=1, max_size=80), st.booleans())

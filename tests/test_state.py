@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.generator import state
-from sitemapkit.generator.state import SCHEMA_VERSION, StateStore, git_last_commit_times
+from sitemapkit.generator.gitdates import git_last_commit_times
+from sitemapkit.generator.state import SCHEMA_VERSION, StateStore
 
 T1 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 T2 = dt.datetime(2024, 2, 1, tzinfo=dt.UTC)

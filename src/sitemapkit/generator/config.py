@@ -467,7 +467,7 @@ def _check_kind(r: _Reader, key: Key, kind: str, path: str) -> None:
 
 
 def _regexes(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:
-    from sitemapkit.generator.sources.folder import compile_patterns
+    from sitemapkit.core.page import compile_patterns
 
     values = r.strings(data, key)
     r.check(key, compile_patterns, values)
@@ -475,7 +475,7 @@ def _regexes(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:
 
 
 def _selectors(r: _Reader, data: dict[str, Any], key: Key) -> tuple[str, ...]:
-    from sitemapkit.generator.sources.folder import css_to_xpath
+    from sitemapkit.core.page import css_to_xpath
 
     values = r.strings(data, key)
     for selector in values:

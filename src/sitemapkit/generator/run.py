@@ -283,7 +283,7 @@ def _add_folder(
     git_times: dict[str, dt.datetime] = {}
     pages: Iterable[FolderPage] = scan
     if mode == "git":
-        from sitemapkit.generator.state import git_last_commit_times
+        from sitemapkit.generator.gitdates import git_last_commit_times
 
         listed = list(scan)  # the paths first: one git pass answers for all of them
         git_times = git_last_commit_times(folder.path, [p.file for p in listed], on_diagnostic=writer.log)
