@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.urls import check_uri, normalize_url
-from sitemapkit.reader.parser import _PLAIN_URL
+from sitemapkit.reader.entries import _PLAIN_URL
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from sitemapkit.core.constants import (
 from sitemapkit.core.dates import format_w3c, is_naive, sort_key, to_aware
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.languages import hreflang_problem
 from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.generator.rules import UrlRules
@@ -220,8 +221,6 @@ class Pipeline:
         )
         alternates: list[Alternate] = []
         if entry.alternates:
-            from sitemapkit.reader.parser import hreflang_problem  # the ISO code tables live with the parser
-
             for alt in entry.alternates:
                 problem = hreflang_problem(alt.hreflang)
                 if problem is None:

@@ -1,0 +1,101 @@
+"""Stray-ampersand repair: escape each raw `&` that starts no reference, so that a hand-edited sitemap
+still reads."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_STRAY = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)")
+_NORMAL, _CDATA, _COMMENT, _PI = 0, 1, 2, 3
+_CLOSERS: Final = {_CDATA: b"]]>", _COMMENT: b"-->", _PI: b"?>"}
+_REF_MAX: Final = 12
+
+
+class _StrayAmpersands:
+    """Escape `&` that starts no character or predefined entity reference, outside CDATA, comments and PIs.
+
+    A raw `&` (`Tom & Jerry`) is the most common hand-editing mistake; escaping it reads the text the
+    author meant and keeps the rest of the document. Each one is reported. Bytes that might be the start
+    of a marker cut by a chunk boundary are held back until the next chunk.
+    """
+
+    def __init__(self) -> None:
+        self._state = _NORMAL
+        self._tail = b""
+
+    def fix(self, chunk: bytes, final: bool) -> tuple[bytes, list[int]]:
+        """Return the escaped bytes and the offsets (in them) of each stray `&` found."""
+        data = self._tail + chunk if self._tail else chunk
+        self._tail = b""
+        if (
+            self._state == _NORMAL
+            and b"<!" not in data
+            and b"<?" not in data
+            and (final or data[-1:] != b"<")
+            and (b"&" not in data or _STRAY.search(data) is None)
+        ):
+            return data, []
+        strays: list[int] = []
+        n = len(data)
+        cut = n
+        pos = 0
+        state = self._state
+        next_bang = next_pi = -2
+        while pos < n:
+            if state == _NORMAL:
+                if next_bang != -1 and next_bang < pos:
+                    next_bang = data.find(b"<!", pos)
+                if next_pi != -1 and next_pi < pos:
+                    next_pi = data.find(b"<?", pos)
+                j = min(x for x in (next_bang, next_pi, n) if x >= 0)
+                held = False
+                for m in _STRAY.finditer(data, pos, j):
+                    if not final and m.start() > n - _REF_MAX:
+                        cut = m.start()
+                        held = True
+                        break
+                    strays.append(m.start())
+                if held:
+                    break
+                if j >= n:
+                    if not final and data[-1:] == b"<":
+                        cut = n - 1
+                    break
+                if not final and j + 9 > n:
+                    cut = j
+                    break
+                if data.startswith(b"<![CDATA[", j):
+                    state, pos = _CDATA, j + 9
+                elif data.startswith(b"<!--", j):
+                    state, pos = _COMMENT, j + 4
+                elif data.startswith(b"<?", j):
+                    state, pos = _PI, j + 2
+                else:
+                    pos = j + 2
+            else:
+                closer = _CLOSERS[state]
+                k = data.find(closer, pos)
+                if k < 0:
+                    if not final:
+                        cut = max(pos, n - 2)
+                    break
+                state, pos = _NORMAL, k + len(closer)
+        self._state = state
+        if cut < n:
+            self._tail = data[cut:]
+            data = data[:cut]
+        if strays:
+            parts: list[bytes] = []
+            last = 0
+            for s in strays:
+                parts.append(data[last : s + 1])
+                parts.append(b"amp;")
+                last = s + 1
+            parts.append(data[last:])
+            out = b"".join(parts)
+            # offsets in the output: each earlier stray added four bytes
+            strays = [s + 4 * i for i, s in enumerate(strays)]
+        else:
+            out = data
+        return out, strays
