@@ -537,3 +537,60 @@ def test_validate_follows_a_child_on_an_allowed_host(server: LocalServer, other:
     report = cli("validate", url, "--format", "json", "--allow-host", "localhost", "--allow-private")
     assert "cross-host" not in report.stdout
     assert [r.path for r in other.requests] == ["/a.xml"]
+
+
+def test_a_body_that_is_not_a_sitemap_is_never_echoed(server: LocalServer, other: LocalServer) -> None:
+    secret(other)
+    url = server.route("/index.xml", index(other.url("/admin")))
+    result = cli("parse", url, "--allow-private")
+    report = cli("validate", url, "--allow-private")
+    for out in (result.stderr, report.stdout):
+        assert "[unsupported-format]" in out and "is not an http(s) URL" in out
+        assert "[invalid-url]" not in out and "SECRET" not in out and "hunter2" not in out
+    assert report.stdout.count("    | ") == 1  # the index line's excerpt; none of the body
+    assert [r.path for r in other.requests] == ["/admin", "/admin"]
+
+
+# -- the DOCTYPE screen and chunk boundaries -------------------------------------------------------------
+
+
+def test_a_quoted_gt_does_not_get_a_doctype_past_the_screen(tmp_path: Path) -> None:
+    path = tmp_path / "s.xml"
+    path.write_text(
+        '<!DOCTYPE urlset SYSTEM "x><urlset" [<!ENTITY x SYSTEM "http://127.0.0.1:9/">]>\n'
+        f'<urlset xmlns="{NS}"><url><loc>https://example.com/a</loc></url></urlset>\n'
+    )
+    for command in ("parse", "validate"):
+        result = cli(command, str(path))
+        assert "[forbidden-doctype]" in result.stdout + result.stderr, command
+        assert result.exit_code == 1
+
+
+def test_a_quoted_gt_in_the_root_tag_at_a_chunk_boundary(tmp_path: Path) -> None:
+    path = tmp_path / "s.xml"
+    head = f'<urlset xmlns="{NS}" data-note="'
+    pad = "x" * (65_535 - len(head) - 1)  # the quoted ">" lands at byte 65,535: the end of the first read
+    path.write_text(
+        head + pad + 'a>b">' + "".join(f"<url><loc>https://example.com/{i}</loc></url>" for i in range(5))
+    )
+    path.write_text(path.read_text() + "</urlset>\n")
+    assert path.read_bytes().index(b"a>b") + 1 == 65_535
+    result = cli("parse", str(path), "--format", "csv")
+    assert result.stdout.count("https://example.com/") == 5, result.stderr
+
+
+# -- CPU per hostile byte --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("junk", "limit"), [(b"&" * 20_000_000, 60.0), (b"\x00" * 8_000_000, 20.0)])
+def test_runs_of_hostile_bytes_cost_linear_time(tmp_path: Path, junk: bytes, limit: float) -> None:
+    """20 MB of `&` in one <loc> took 260 s (13 s a MB, each `&` fed to lxml alone), 8 MB of NUL 40 s."""
+    path = tmp_path / "s.xml.gz"
+    head = f'<urlset xmlns="{NS}"><url><loc>https://example.com/a</loc></url><url><loc>https://example.com/'
+    tail = "</loc></url><url><loc>https://example.com/b</loc></url></urlset>"
+    path.write_bytes(gzip.compress(head.encode() + junk + tail.encode(), 9))
+    started = time.monotonic()
+    result = cli("parse", str(path), "--format", "csv")
+    took = time.monotonic() - started
+    assert took < limit, f"{took:.1f} s"
+    assert "https://example.com/a" in result.stdout and "https://example.com/b" in result.stdout

@@ -225,7 +225,12 @@ def test_parser_accepted_urls_that_cannot_be_normalised_are_invalid(tmp_path: Pa
 
 
 def test_counts_are_exact_when_few_diagnostics_are_kept(tmp_path: Path) -> None:
-    lines = "".join(f"/relative-{i}\n" for i in range(30)) + "https://example.com/a\n" * 20
+    # (a text sitemap must start with a URL: the first line is one, the next 30 are not)
+    lines = (
+        "https://example.com/a\n"
+        + "".join(f"/relative-{i}\n" for i in range(30))
+        + "https://example.com/a\n" * 19
+    )
     seen: list[Diagnostic] = []
     report = check(tmp_path / "s.txt", lines, keep=5, on_diagnostic=seen.append)
     assert (report.errors, report.warnings) == (30, 19)
