@@ -80,6 +80,10 @@ def documents(draw: st.DrawFn) -> bytes:
     ).encode(),
     [20],
 )
+@example(  # the document ends early after a two-byte character: libxml2 counted its column two ways
+    f'<urlset xmlns="{NS}" xmlns:image="{IMAGE_NS}"><![CDATA[é]]><url><loc>https://e.com/x</loc></url>'.encode(),
+    [],
+)
 def test_results_do_not_depend_on_where_the_input_is_cut(data: bytes, cuts: list[int]) -> None:
     whole = read(data, [])
     assert read(data, cuts) == whole

@@ -151,6 +151,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._xml_lines = 0  # newlines in the escaped bytes handed to lxml
         self._last_newline = -1
         self._parse_errors = 0
+        self._fatals = 0  # fatal XML errors (each restarts lxml after it)
         self._entries_seen = 0
         self._news_count = 0
         self._text_line = 0

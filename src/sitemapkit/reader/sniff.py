@@ -197,6 +197,6 @@ def _sniff_text(rest: bytes, final: bool) -> _Sniff | None:
     return _Sniff(
         None,
         f"The body is neither XML nor a list of URLs (its first line, {len(first):,} bytes, is not an "
-        "http(s) URL); not read further.",
+        "absolute http(s) URL, and a text sitemap lists only those, one a line); not read further.",
         line=None,
     )
