@@ -8,7 +8,9 @@ separate process. Each contender runs in a fresh Python process (bench/common.py
 - sitemapkit.read(index_url), counting entries (and on a quarter of the tree, to show RSS does not grow);
 - sitemapkit's parser alone on the same bodies, fetched sequentially (the walk's cost is the difference);
 - a floor: httpx download + gzip + lxml iterparse of <loc> only, sequential, no checks at all;
-- ultimate-sitemap-parser, advertools and scrapy's Sitemap when importable (`pip install -e '.[bench]'`).
+- ultimate-sitemap-parser, advertools and scrapy's Sitemap when importable (`pip install -e '.[bench]'`);
+- and to a file, as people run it: `sitemapkit parse INDEX --format jsonl|csv|parquet > FILE`, each a whole
+  process (start-up included), beside ultimate-sitemap-parser writing the same URLs as JSONL.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import WORK, Result, print_table, run_python, serve_folder, write_index_templates
+from common import WORK, Result, print_table, run_cli, run_python, serve_folder, write_index_templates
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -116,6 +118,18 @@ tree = sitemap_tree_for_homepage({base!r} + "/", use_robots=True, use_known_path
 result = sum(1 for _ in tree.all_pages())
 """
 
+USP_JSONL = """
+import json, logging
+logging.disable(logging.CRITICAL)
+from usp.tree import sitemap_tree_for_homepage
+tree = sitemap_tree_for_homepage({base!r} + "/", use_robots=True, use_known_paths=False)
+result = 0
+with open({out!r}, "w", encoding="utf-8") as f:
+    for page in tree.all_pages():
+        f.write(json.dumps(page.to_dict(), default=str) + "\\n")
+        result += 1
+"""
+
 ADVERTOOLS = """
 import logging
 logging.disable(logging.CRITICAL)
@@ -190,6 +204,7 @@ def main() -> None:
                 results.append(Result(name, 0, 0.0, 0.0, "not installed (pip install -e '.[bench]')"))
                 continue
             results.append(run_python(name, code))
+        exports = to_files(base, index, skip_peers=args.skip_peers)
     finally:
         proc.terminate()
         proc.wait()
@@ -203,6 +218,57 @@ def main() -> None:
     for r in results:
         if r is not ours and r.rate and ours.rate and not r.name.startswith("sitemapkit"):
             print(f"sitemapkit.read is {ours.rate / r.rate:.2f}x {r.name}")
+    for r in exports:
+        if r.count and r.count != total:
+            r.note = (r.note + f" (expected {total:,})").strip()
+    print_table(f"the same tree to a file, whole processes ({total:,} URLs)", exports, USP_NAME)
+    peer = next((r for r in exports if r.name == USP_NAME and r.rate), None)
+    for r in exports:
+        if peer is not None and r is not peer and r.rate:
+            print(f"{r.name} is {r.rate / peer.rate:.2f}x {peer.name}, peak {r.peak_mb:.0f} MB")
+
+
+USP_NAME = "ultimate-sitemap-parser -> JSONL"
+
+
+def _lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+def _parquet_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
+def to_files(base: str, index: str, *, skip_peers: bool) -> list[Result]:
+    """`sitemapkit parse --format F > FILE` for each format, and ultimate-sitemap-parser writing JSONL."""
+    out = WORK / "parse_out"
+    out.mkdir(parents=True, exist_ok=True)
+    results: list[Result] = []
+    if skip_peers:
+        pass
+    elif importlib.util.find_spec("usp") is None:
+        results.append(Result(USP_NAME, 0, 0.0, 0.0, "not installed (pip install -e '.[bench]')"))
+    else:
+        code = USP_JSONL.format(base=base, out=str(out / "usp.jsonl"))
+        results.append(run_python(USP_NAME, code, note="json.dumps(page.to_dict()) per URL"))
+    counters = {"jsonl": _lines, "csv": lambda p: _lines(p) - 1, "parquet": _parquet_rows}
+    for fmt, count in counters.items():
+        if fmt == "parquet" and importlib.util.find_spec("pyarrow") is None:
+            results.append(Result("sitemapkit parse --format parquet", 0, 0.0, 0.0, "pyarrow not installed"))
+            continue
+        results.append(
+            run_cli(
+                f"sitemapkit parse --format {fmt}",
+                ["parse", index, "--format", fmt],
+                out / f"urls.{fmt}",
+                count,
+                note="> file, the whole process",
+            )
+        )
+    return results
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Peak RSS is VmHWM from /proc/self/status: unlike getrusage's ru_maxrss it is not
 from __future__ import annotations
 
 import json
+import resource
 import socket
 import subprocess
 import sys
@@ -37,6 +38,9 @@ class Result:
     seconds: float
     peak_mb: float
     note: str = ""
+    cpu: float = 0.0
+    """User + system CPU seconds of the whole process (threads included): steadier than wall time on a
+    busy machine, but blind to work done in parallel."""
 
     @property
     def rate(self) -> float:
@@ -54,28 +58,67 @@ def run_command(name: str, argv: list[str], *, note: str = "", cwd: Path | None 
     return _run(name, argv, note, cwd)
 
 
+_CLI_WRAPPER = """
+import atexit, sys
+def _peak():
+    kb = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    sys.stderr.write("\\nBENCH_PEAK_KB %d\\n" % kb)
+atexit.register(_peak)
+sys.argv = {argv!r}
+from sitemapkit.cli import main
+sys.exit(main())
+"""
+
+
+def run_cli(
+    name: str, args: list[str], stdout: Path, count: Callable[[Path], int], *, note: str = ""
+) -> Result:
+    """Run `sitemapkit ARGS > stdout` as a whole process, as the console script does: the time is the
+    wall time from start to exit (interpreter start-up and imports included), the peak is the process's
+    VmHWM, reported at exit. `count(stdout)` says how many items the output holds."""
+    argv = [sys.executable, "-c", _CLI_WRAPPER.format(argv=["sitemapkit", *args])]
+    t0, cpu0 = time.perf_counter(), _children_cpu()
+    with open(stdout, "wb") as out:
+        proc = subprocess.run(argv, stdout=out, stderr=subprocess.PIPE, text=True)
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
+    peaks = [line for line in proc.stderr.splitlines() if line.startswith("BENCH_PEAK_KB ")]
+    if proc.returncode != 0 or not peaks:
+        tail = proc.stderr.strip().splitlines()[-5:]
+        return Result(name, 0, wall, 0.0, "FAILED: " + " | ".join(tail))
+    return Result(name, count(stdout), wall, int(peaks[-1].split()[1]) / 1024, note, cpu)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(name: str, argv: list[str], note: str, cwd: Path | None = None) -> Result:
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), _children_cpu()
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("BENCH_RESULT "):
             data = json.loads(line[len("BENCH_RESULT ") :])
-            return Result(name, int(data["count"]), float(data["seconds"]), data["peak_kb"] / 1024, note)
+            seconds, peak = float(data["seconds"]), data["peak_kb"] / 1024
+            return Result(name, int(data["count"]), seconds, peak, note, cpu)
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
     return Result(name, 0, wall, 0.0, "FAILED: " + " | ".join(tail))
 
 
 def print_table(title: str, results: list[Result], baseline: str | None = None) -> None:
-    """Print one table: items, seconds, items/s, peak RSS, and the ratio to `baseline`'s items/s."""
+    """Print one table: items, seconds, items/s, peak RSS, the ratio to `baseline`'s items/s, and the
+    process's CPU seconds (start-up included)."""
     base = next((r for r in results if r.name == baseline), None)
     print(f"\n## {title}")
     print(
-        f"{'contender':<34} {'items':>10} {'seconds':>8} {'items/s':>11} {'peak MB':>8} {'x base':>7}  note"
+        f"{'contender':<34} {'items':>10} {'seconds':>8} {'items/s':>11} {'peak MB':>8} {'x base':>7}"
+        f" {'cpu s':>7}  note"
     )
     for r in results:
         ratio = f"{r.rate / base.rate:.2f}" if base and base.rate and r.rate else "-"
         line = f"{r.name:<34} {r.count:>10,} {r.seconds:>8.2f} {r.rate:>11,.0f} {r.peak_mb:>8.1f} {ratio:>7}"
+        line += f" {r.cpu:>7.2f}"
         print(f"{line}  {r.note}")
     sys.stdout.flush()
 

@@ -16,6 +16,7 @@ SCRIPTS = [
     "bench_generate.py",
     "bench_parse_file.py",
     "bench_parse_tree.py",
+    "bench_export.py",
     "bench_validate.py",
     "bench_folder.py",
     "bench_state.py",

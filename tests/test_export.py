@@ -19,6 +19,7 @@ from sitemapkit.reader.export import (
     entry_from_dict,
     entry_to_dict,
     entry_to_json,
+    entry_to_row,
     write_csv,
     write_jsonl,
 )
@@ -196,3 +197,61 @@ def test_round_trip_property(
     line = entry_to_json(entry)
     assert line == json.dumps(entry_to_dict(entry), ensure_ascii=False, separators=(",", ":"))
     assert entry_from_dict(json.loads(line)) == entry
+
+
+_repeats = st.sampled_from(["daily", "weekly", None, 'ü,"x"\n'])
+_priorities = (
+    st.none() | st.sampled_from([0.0, -0.0, 1.0, 1, 0.5, 0.25, float("nan"), float("inf")]) | st.floats()
+)
+_lastmods = (
+    st.none()
+    | _dates
+    | st.sampled_from(
+        [
+            dt.date(2024, 5, 1),
+            dt.datetime(2024, 5, 1, 12, tzinfo=UTC),
+            dt.datetime(2024, 5, 1, 14, tzinfo=dt.timezone(dt.timedelta(hours=2))),  # the same instant
+            dt.datetime(2024, 5, 1, 12),  # naive: written as UTC
+        ]
+    )
+)
+_entries = st.lists(
+    st.builds(
+        UrlEntry,
+        loc=_text.filter(bool) | st.sampled_from(["https://e.com/a,b", 'https://e.com/"q"']),
+        lastmod=_lastmods,
+        changefreq=_repeats,
+        priority=_priorities,
+        images=st.lists(st.builds(Image, _text.filter(bool)), max_size=1).map(tuple),
+        sitemap=st.none() | st.sampled_from(["https://e.com/s1.xml", "https://e.com/s2.xml"]),
+    ),
+    max_size=30,
+)
+
+
+@given(entries=_entries)
+def test_batch_writers_write_what_the_per_entry_functions_write(entries: list[UrlEntry]) -> None:
+    """The batched JSONL and CSV writers (with their text caches) are byte-identical to formatting each
+    entry on its own: `json.dumps(entry_to_dict(e))` per line, `csv.writer` over `entry_to_row(e)`."""
+    jsonl, table, expected_table = io.StringIO(), io.StringIO(), io.StringIO()
+    assert write_jsonl(entries, jsonl) == len(entries)
+    expected = "".join(
+        json.dumps(entry_to_dict(e), ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries
+    )
+    assert jsonl.getvalue() == expected
+    assert write_csv(entries, table) == len(entries)
+    writer = csv.writer(expected_table, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerows(entry_to_row(e) for e in entries)
+    assert table.getvalue() == expected_table.getvalue()
+
+
+def test_batch_writers_span_batches_and_caches() -> None:
+    """More entries than one batch, more distinct dates than a cache keeps: still the same text."""
+    entries = [
+        UrlEntry(f"https://e.com/{i}", dt.date(2000, 1, 1) + dt.timedelta(days=i % 5000), priority=i % 7 / 10)
+        for i in range(10_000)
+    ]
+    out = io.StringIO()
+    write_jsonl(entries, out)
+    assert out.getvalue().splitlines() == [entry_to_json(e) for e in entries]

@@ -1,4 +1,5 @@
-"""`sitemapkit build`: run the sitemap build that a `sitemapkit.toml` declares."""
+"""`sitemapkit build`: run the sitemap build that a `sitemapkit.toml` (or sitemap_gen.py's config.xml)
+declares."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import click
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
 from sitemapkit.cli.generate import _explain, fail, report
 from sitemapkit.core.errors import InputError, PublishError, UsageError
-from sitemapkit.generator.config import DEFAULT_CONFIG, load_config
+from sitemapkit.generator.config import DEFAULT_CONFIG
+from sitemapkit.generator.sitemap_gen import load_any, to_toml
 
 
 @click.command()
@@ -17,12 +19,36 @@ from sitemapkit.generator.config import DEFAULT_CONFIG, load_config
 @click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
 @click.option("--explain", is_flag=True, help="Say on stderr which folder pages were skipped and why.")
 @click.option("--check", is_flag=True, help="Only check the config file; build nothing.")
+@click.option(
+    "--print-toml",
+    is_flag=True,
+    help="Print the sitemapkit.toml equivalent of CONFIG (a sitemap_gen.py config.xml, or a sitemapkit.toml "
+    "with every path made relative and defaults left out); build nothing.",
+)
+@click.option(
+    "--replace-existing",
+    is_flag=True,
+    help="Take over sitemap files of the same names that another tool (sitemap_gen.py...) wrote.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 @max_diagnostics_option
-def build(config: str, strict: bool, explain: bool, check: bool, as_json: bool, max_diagnostics: int) -> None:
+def build(
+    config: str,
+    strict: bool,
+    explain: bool,
+    check: bool,
+    print_toml: bool,
+    replace_existing: bool,
+    as_json: bool,
+    max_diagnostics: int,
+) -> None:
     """Generate and publish the sitemaps that CONFIG (default: ./sitemapkit.toml) declares: its
-    sources (URL lists, CSV, JSONL, site folders, access logs), filters, per-pattern defaults, output
-    and state file. Paths in the file are relative to the file.
+    sources (URL lists, CSV, JSONL, site folders, access logs, existing sitemaps), filters,
+    per-pattern defaults, output and state file. Paths in the file are relative to the file.
+
+    CONFIG may also be Google's sitemap_gen.py config.xml (recognised by its <site> root), read as
+    it is: its output keeps sitemap_gen's file names. --print-toml shows the equivalent
+    sitemapkit.toml.
 
     Exit status: 0 when published, 1 when the config, an input or publishing failed (nothing is
     published then), 2 for usage errors.
@@ -32,23 +58,32 @@ def build(config: str, strict: bool, explain: bool, check: bool, as_json: bool, 
       sitemapkit build
       sitemapkit build site/sitemapkit.toml --explain
       sitemapkit build --check
+      sitemapkit build config.xml --replace-existing
+      sitemapkit build --print-toml config.xml > sitemapkit.toml
     """
     try:
-        settings = load_config(config)
+        settings = load_any(config)
     except InputError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
+    if print_toml:
+        click.echo(to_toml(settings), nl=False)
+        return
     if check:
         click.echo(f"{config}: OK")
         return
+    for note in settings.notes:
+        click.echo(f"note: {note}", err=True)
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     try:
         with progress("URLs read") as on_progress:
+            options = {"replace_existing": True} if replace_existing else {}
             result = settings.run(
                 strict=strict or settings.strict,
                 on_diagnostic=printer,
                 on_progress=on_progress,
                 explain=_explain if explain else None,
+                **options,
             )
     except UsageError as exc:  # a value the file checks could not see
         fail(printer, f"{config}: {exc}")

@@ -77,6 +77,18 @@ if TYPE_CHECKING:
 @click.option(
     "--log", "log_files", multiple=True, metavar="FILE", help="An access log (common/combined, .gz ok)."
 )
+@click.option(
+    "--log-format",
+    type=click.Choice(["common", "combined", "vhost_combined", "w3c"]),
+    help="With --log: read every line in this format instead of detecting it per file (w3c: IIS and any "
+    "log with #Fields:).",
+)
+@click.option(
+    "--encoding",
+    metavar="NAME",
+    help="Text encoding of SOURCE lists and --log files (latin-1, cp1252, ...) [default: utf-8]; URLs are "
+    "written UTF-8 percent-encoded, and a line that cannot be decoded is reported and skipped.",
+)
 @click.option("--min-hits", default=1, show_default=True, type=click.IntRange(1), help="With --log.")
 @click.option("--strip-query", is_flag=True, help="With --log: drop query strings.")
 @click.option("--priority-from-hits", is_flag=True, help="With --log: priority from hit counts.")
@@ -107,6 +119,12 @@ if TYPE_CHECKING:
     type=click.Path(dir_okay=False),
     help="After publishing, list the sitemap (index) in this robots.txt (created if missing).",
 )
+@click.option(
+    "--replace-existing",
+    is_flag=True,
+    help="Take over sitemap files of the same names in --out that another tool wrote (by default, "
+    "publishing over them is refused).",
+)
 @click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 @max_diagnostics_option
@@ -130,6 +148,8 @@ def generate(
     explain: bool,
     volatile: tuple[str, ...],
     log_files: tuple[str, ...],
+    log_format: str | None,
+    encoding: str | None,
     min_hits: int,
     strip_query: bool,
     priority_from_hits: bool,
@@ -137,6 +157,7 @@ def generate(
     lastmod_mode: str | None,
     hreflang_mode: str,
     robots_path: str | None,
+    replace_existing: bool,
     strict: bool,
     as_json: bool,
     max_diagnostics: int,
@@ -144,7 +165,9 @@ def generate(
     """Generate sitemaps for the URLs in SOURCE files, a site folder (--dir) and access logs (--log).
 
     A SOURCE is a URL list (one URL per line, optional TAB-separated lastmod, changefreq, priority),
-    a .csv with a header, or a .jsonl file; .gz works, and '-' reads standard input.
+    a .csv with a header, or a .jsonl file; .gz works, and '-' reads standard input. A SOURCE whose
+    content is an XML sitemap, sitemap index or RSS/Atom feed (0.84 or 0.9, gzip or not, whatever its
+    name) is read as one, every field and extension kept; an index's children are read from its folder.
 
     \b
     Examples:
@@ -171,6 +194,9 @@ def generate(
                 hreflang=hreflang_mode,  # type: ignore[arg-type]
                 robots=robots_path,
                 strict=strict,
+                encoding=encoding,
+                log_format=log_format,
+                replace_existing=replace_existing,
                 on_diagnostic=printer,
                 on_progress=on_progress,
                 folder=FolderSource(

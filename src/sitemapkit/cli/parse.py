@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import secrets
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, NoReturn
+from typing import IO, Any, NoReturn
 
 import click
 
@@ -17,6 +19,7 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export import write_csv, write_jsonl
+from sitemapkit.reader.parquet import require_pyarrow, write_parquet
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,
@@ -50,9 +53,10 @@ TREE_COLUMNS = (
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "csv"]),
+    type=click.Choice(["jsonl", "csv", "parquet"]),
     default=None,
-    help="Output format: jsonl (default) or csv. With --sitemaps the default is a text tree.",
+    help="Output format: jsonl (default), csv or parquet (needs the sitemapkit[parquet] extra). "
+    "With --sitemaps: a text tree (default), jsonl or csv.",
 )
 @click.option("--sitemaps", "show_tree", is_flag=True, help="Print the sitemap tree instead of the URLs.")
 @click.option(
@@ -120,6 +124,12 @@ TREE_COLUMNS = (
     help="Follow index children and redirects that leave SOURCE's site.",
 )
 @click.option(
+    "--fetch-missing",
+    is_flag=True,
+    help="With a local sitemap index: fetch the children not found next to it (by default only local "
+    "files are read, each child looked for by its URL path in the index's folder).",
+)
+@click.option(
     "-o",
     "--output",
     metavar="FILE",
@@ -142,6 +152,7 @@ def parse(
     max_sitemaps: int,
     allow_private: bool,
     follow_cross_host: bool,
+    fetch_missing: bool,
     output: str,
     max_diagnostics: int,
 ) -> None:
@@ -150,7 +161,10 @@ def parse(
     SOURCE is a sitemap file ('-' for standard input), a sitemap URL, or a site
     (https://example.com/): its sitemaps are found through robots.txt, or else
     well-known paths. Indexes are followed; gzip, text lists, RSS and Atom are read.
-    Problems go to stderr, each naming its file or URL. Nothing is fetched from a
+    A local index's children are read from its folder (by their URL path); the
+    network is used for those not found there only with --fetch-missing.
+    Problems go to stderr, each naming its file or URL.
+    Nothing is fetched from a
     private or loopback address (unless it is SOURCE's own) or from another site
     than the index naming it: see --allow-private and --follow-cross-host.
 
@@ -161,8 +175,18 @@ def parse(
     Examples:
       sitemapkit parse https://example.com/ > urls.jsonl
       sitemapkit parse https://example.com/sitemap_index.xml --format csv -o urls.csv
+      sitemapkit parse https://example.com/ --format parquet -o urls.parquet
       sitemapkit parse https://example.com/ --sitemaps
     """
+    if fmt == "parquet":
+        if show_tree:
+            raise click.UsageError("--sitemaps prints the tree as text, jsonl or csv, not parquet")
+        if output == "-" and sys.stdout.isatty():
+            raise click.UsageError("Parquet is binary: redirect standard output or use -o FILE")
+        try:
+            require_pyarrow()
+        except UsageError as exc:
+            raise click.UsageError(str(exc)) from None
     printer = DiagnosticPrinter(limit=max_diagnostics)
     try:
         reader = read(
@@ -177,6 +201,7 @@ def parse(
             max_sitemaps=max_sitemaps,
             allow_private=allow_private,
             follow_cross_host=follow_cross_host,
+            fetch_missing=fetch_missing,
             on_diagnostic=printer,
         )
     except UsageError as exc:
@@ -184,15 +209,11 @@ def parse(
     except InputError as exc:
         _fail(str(exc))
     try:
-        with _open_output(output) as out, _progress(reader) as tick:
-            if show_tree:
-                for _ in _counted(reader, tick):
-                    pass
-                _write_tree(reader.tree, fmt, out)
-            elif fmt == "csv":
-                write_csv(_counted(reader, tick), out)
-            else:
-                write_jsonl(_counted(reader, tick), out)
+        if fmt == "parquet":
+            with _open_binary(output) as raw, _progress(reader) as tick:
+                write_parquet(_counted(reader, tick), raw)
+        else:
+            _write_text(reader, fmt, show_tree, output)
     except KeyboardInterrupt:
         reader.close()
         _fail("interrupted", status=130)
@@ -211,6 +232,19 @@ def parse(
         _fail(f"nothing could be read from {source}")
 
 
+def _write_text(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> None:
+    """The entries as JSONL or CSV, or the tree, to `output`."""
+    with _open_output(output) as out, _progress(reader) as tick:
+        if show_tree:
+            for _ in _counted(reader, tick):
+                pass
+            _write_tree(reader.tree, fmt, out)
+        elif fmt == "csv":
+            write_csv(_counted(reader, tick), out)
+        else:
+            write_jsonl(_counted(reader, tick), out)
+
+
 def _fail(message: str, status: int = 1) -> NoReturn:
     click.secho(f"sitemapkit parse: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
     sys.exit(status)
@@ -226,19 +260,58 @@ def _summary(reader: Reader) -> None:
 
 
 @contextmanager
+def _open_binary(path: str) -> Iterator[IO[bytes]]:
+    if path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    with _complete_file(path, True) as f:
+        yield f
+
+
+@contextmanager
 def _open_output(path: str) -> Iterator[IO[str]]:
     if path == "-":
         yield sys.stdout
         sys.stdout.flush()
         return
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with _complete_file(path, False) as f:
         yield f
 
 
-def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterator[UrlEntry]:
-    if tick is None:
-        yield from reader
+@contextmanager
+def _complete_file(path: str, binary: bool) -> Iterator[Any]:
+    """`path` written under a temporary name beside it and renamed into place once complete, so an
+    interrupted or failed run leaves no partial file. A path that exists and is not a regular file (a
+    device such as /dev/null, a FIFO) is written directly."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        with _open(path, "w", binary) as f:
+            yield f
         return
+    folder, name = os.path.split(os.path.abspath(path))
+    temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    try:
+        with _open(temp, "x", binary) as f:
+            yield f
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _open(path: str, mode: str, binary: bool) -> IO[Any]:
+    if binary:
+        return open(path, mode + "b")
+    return open(path, mode, encoding="utf-8", newline="")
+
+
+def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterable[UrlEntry]:
+    """The reader's entries, ticking the progress line every 1,000 (the reader itself without one)."""
+    return reader if tick is None else _ticking(reader, tick)
+
+
+def _ticking(reader: Reader, tick: Callable[[], None]) -> Iterator[UrlEntry]:
     for n, entry in enumerate(reader, 1):
         if n % 1000 == 0:
             tick()

@@ -34,6 +34,11 @@ from sitemapkit.validator.run import validate as run_validate
 )
 @click.option("--no-recursive", is_flag=True, help="Validate an index alone, not its child sitemaps.")
 @click.option(
+    "--fetch-missing",
+    is_flag=True,
+    help="With a local index: fetch the children not found next to it (by default they are reported).",
+)
+@click.option(
     "--max-errors",
     default=100,
     show_default=True,
@@ -79,6 +84,7 @@ def validate(
     public_url: str | None,
     fmt: str,
     no_recursive: bool,
+    fetch_missing: bool,
     max_errors: int,
     allow_hosts: tuple[str, ...],
     timeout: float | None,
@@ -90,7 +96,8 @@ def validate(
 
     A SOURCE is a local .xml, .xml.gz or .txt file ('-' for standard input), a sitemap URL,
     or a site (its sitemaps are found through robots.txt). An index is validated together with
-    every child sitemap. Checks go beyond the XML schemas: URL form and length, scope (folder,
+    every child sitemap; a local index's children are read from its folder, and fetched only
+    with --fetch-missing. Checks go beyond the XML schemas: URL form and length, scope (folder,
     host, scheme, port), limits, dates (invalid, in the future, all the same), duplicates across
     the tree, image/video/news rules and hreflang alternates (valid codes, self link, reciprocity).
 
@@ -113,6 +120,7 @@ def validate(
             max_duration=max_duration,
             allow_private=allow_private,
             follow_cross_host=follow_cross_host,
+            fetch_missing=fetch_missing,
         )
     except (UsageError, InputError) as exc:
         raise click.UsageError(str(exc)) from None

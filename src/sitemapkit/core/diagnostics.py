@@ -115,7 +115,7 @@ CODES: dict[str, CodeInfo] = dict(
             E,
             "A page of a site folder is not readable HTML (empty, binary, too large); it is left out.",
         ),
-        _c("unknown-log-format", E, "No line of an access log is in a known format (common, combined)."),
+        _c("unknown-log-format", E, "No line of an access log is in a known format (common, combined, W3C)."),
         # lastmod sources (state store, --lastmod git|mtime)
         _c(
             "lastmod-fallback",

@@ -63,9 +63,9 @@ class News:
     publication_date: Lastmod
     title: str
     keywords: str | None = None
-    """Deprecated; read, never written."""
+    """Comma-separated keywords (no longer used by Google, still in the schema); written when given."""
     stock_tickers: str | None = None
-    """Deprecated; read, never written."""
+    """Comma-separated tickers such as `NASDAQ:GOOG`, at most 5 (still in the schema); written when given."""
 
 
 @dataclass(frozen=True, slots=True)

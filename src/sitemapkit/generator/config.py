@@ -12,6 +12,8 @@
     path = "public"
 
 `load_config(path)` reads and checks the file and returns a `BuildConfig`; `build(path)` also runs it.
+sitemap_gen.py's config.xml is read into the same `BuildConfig` by `sitemapkit.generator.sitemap_gen`
+(`load_any` takes either kind, by content).
 Paths in the file are relative to the file's folder. Every unknown key and every bad value is an error
 (`ConfigError`) that names the file, the line and the key, so a typo never silently changes a build.
 """
@@ -29,13 +31,14 @@ from typing import Any, Literal
 
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.errors import InputError, UsageError
-from sitemapkit.generator.rules import Default, UrlRules, compile_pattern
-from sitemapkit.generator.run import LASTMOD_CHOICES, FolderSource, LogSource
-from sitemapkit.generator.writer import IndexMode, PublishResult
+from sitemapkit.generator.rules import Default, UrlFilter, UrlRules, compile_pattern
+from sitemapkit.generator.run import LASTMOD_CHOICES, FolderSource, ListSource, LogSource
+from sitemapkit.generator.sources.records import TextRecord
+from sitemapkit.generator.writer import IndexMode, Naming, PublishResult
 
 DEFAULT_CONFIG = "sitemapkit.toml"
 DEFAULT_STATE = ".sitemapkit/state.db"  # next to the config file
-SOURCE_TYPES = ("list", "csv", "jsonl", "folder", "log")
+SOURCE_TYPES = ("list", "csv", "jsonl", "folder", "log", "sitemap")
 
 
 class ConfigError(InputError):
@@ -54,6 +57,8 @@ class OutputConfig:
     name: str = "sitemap"
     index: IndexMode = "auto"
     xsl: str | None = None
+    naming: Naming = "sitemapkit"
+    replace_existing: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,7 @@ class BuildConfig:
     path: Path
     base_url: str
     output: OutputConfig
-    lists: tuple[str, ...] = ()
+    lists: tuple[str | ListSource, ...] = ()
     folders: tuple[FolderSource, ...] = ()
     logs: tuple[LogSource, ...] = ()
     include: tuple[str, ...] = ()
@@ -75,10 +80,17 @@ class BuildConfig:
     allow_hosts: tuple[str, ...] = ()
     strict: bool = False
     robots: Path | None = None
+    records: tuple[TextRecord, ...] = ()
+    """Single URLs (`[[url]]`, or config.xml's `<url>`)."""
+    filters: tuple[UrlFilter, ...] = ()
+    """Ordered filters on the whole URL (`[[filter]]`, or config.xml's `<filter>`)."""
+    encoding: str | None = None
+    notes: tuple[str, ...] = ()
+    """Things the run should say once (a config.xml's ping setting)."""
 
     def rules(self) -> UrlRules | None:
         """The include/exclude filters and per-pattern defaults, or None when there are none."""
-        rules = UrlRules(self.include, self.exclude, self.defaults)
+        rules = UrlRules(self.include, self.exclude, self.defaults, self.filters)
         return rules if rules else None
 
     def run(self, **kwargs: Any) -> PublishResult:
@@ -103,6 +115,10 @@ class BuildConfig:
             "hreflang": self.hreflang,
             "robots": self.robots,
             "strict": self.strict,
+            "records": self.records,
+            "encoding": self.encoding,
+            "naming": self.output.naming,
+            "replace_existing": self.output.replace_existing,
         }
         options.update(kwargs)
         return generate(self.lists, self.output.dir, self.base_url, **options)
@@ -286,6 +302,11 @@ def load_config(path: str | os.PathLike[str] = DEFAULT_CONFIG) -> BuildConfig:
         raise ConfigError(f"{file}: no such config file") from None
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read ({exc.strerror})") from None
+    if raw.lstrip()[:1] == b"<":
+        raise ConfigError(
+            f"{file}: an XML file, not TOML (sitemap_gen.py's config.xml is read by "
+            "sitemapkit.generator.sitemap_gen.load_any, and by `sitemapkit build`)"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -315,14 +336,51 @@ _TOP = (
     "allow_hosts",
     "strict",
     "robots",
+    "encoding",
+    "url",
+    "filter",
 )
-_OUTPUT = ("dir", "gzip", "gzip_level", "max_urls", "max_bytes", "name", "index", "xsl")
+_OUTPUT = (
+    "dir",
+    "gzip",
+    "gzip_level",
+    "max_urls",
+    "max_bytes",
+    "name",
+    "index",
+    "xsl",
+    "naming",
+    "replace_existing",
+)
 _SOURCE_KEYS = {
-    "list": ("type", "path"),
-    "csv": ("type", "path"),
-    "jsonl": ("type", "path"),
-    "folder": ("type", "path", "clean_urls", "include", "exclude", "images", "volatile", "volatile_regex"),
-    "log": ("type", "path", "min_hits", "strip_query", "exclude", "priority_from_hits"),
+    "list": ("type", "path", "encoding", "sitemap_gen", "tag_order", "publication"),
+    "csv": ("type", "path", "encoding"),
+    "jsonl": ("type", "path", "encoding"),
+    "folder": (
+        "type",
+        "path",
+        "clean_urls",
+        "include",
+        "exclude",
+        "images",
+        "volatile",
+        "volatile_regex",
+        "url",
+        "default_file",
+    ),
+    "log": (
+        "type",
+        "path",
+        "min_hits",
+        "strip_query",
+        "exclude",
+        "priority_from_hits",
+        "encoding",
+        "format",
+        "status",
+        "assets",
+    ),
+    "sitemap": ("type", "path"),
 }
 
 
@@ -339,15 +397,17 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         name=r.get(output, ("output", "name"), str, "sitemap"),
         index=r.choice(output, ("output", "index"), ("auto", "always", "never"), "auto"),
         xsl=r.get(output, ("output", "xsl"), str, None),
+        naming=r.choice(output, ("output", "naming"), ("sitemapkit", "sitemap_gen"), "sitemapkit"),
+        replace_existing=r.get(output, ("output", "replace_existing"), bool, False),
     )
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", out.name) or ".." in out.name:
         raise r.fail(
             ("output", "name"), f"must be a plain file name prefix such as 'sitemap' (got {out.name!r})"
         )
     sources = r.get(data, ("source",), list, [])
-    if not sources:
-        raise r.fail((), "no [[source]]: declare at least one (a list, csv, jsonl, folder or log)")
-    lists: list[str] = []
+    if not sources and not data.get("url"):
+        raise r.fail((), "no [[source]]: declare at least one (a list, csv, jsonl, folder, log or sitemap)")
+    lists: list[str | ListSource] = []
     folders: list[FolderSource] = []
     logs: list[LogSource] = []
     for i, source in enumerate(sources):
@@ -358,12 +418,18 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         if kind is None:
             raise r.fail(key, f"the key 'type' is required (one of {', '.join(SOURCE_TYPES)})")
         r.table(source, key, _SOURCE_KEYS[kind])
-        if kind in ("list", "csv", "jsonl"):
+        encoding = _encoding(r, source, (*key, "encoding"))
+        if kind == "sitemap":
+            for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
+                lists.append(ListSource(str(r.existing_file((*key, "path"), p)), kind="sitemap"))
+        elif kind in ("list", "csv", "jsonl"):
+            extra = _list_options(r, source, key)
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
                 if p == "-" and kind != "list":
                     raise r.fail((*key, "path"), f"standard input ('-') is read as a URL list, not {kind}")
                 _check_kind(r, (*key, "path"), kind, p)
-                lists.append(p if p == "-" else str(r.existing_file((*key, "path"), p)))
+                name = p if p == "-" else str(r.existing_file((*key, "path"), p))
+                lists.append(ListSource(name, encoding, **extra) if encoding or extra else name)
         elif kind == "folder":
             folder = r.require(source, (*key, "path"), str)
             if not folder:
@@ -380,6 +446,10 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                     images=r.get(source, (*key, "images"), bool, False),
                     volatile_selectors=_selectors(r, source, (*key, "volatile")),
                     volatile_patterns=_regexes(r, source, (*key, "volatile_regex")),
+                    url=r.get(source, (*key, "url"), str, None),
+                    default_files=r.strings(source, (*key, "default_file"), one_or_many=True)
+                    if "default_file" in source
+                    else None,
                 )
             )
         else:
@@ -391,6 +461,12 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                     strip_query=r.get(source, (*key, "strip_query"), bool, False),
                     exclude=r.strings(source, (*key, "exclude")),
                     priority_from_hits=r.get(source, (*key, "priority_from_hits"), bool, False),
+                    encoding=encoding,
+                    log_format=r.choice(
+                        source, (*key, "format"), ("common", "combined", "vhost_combined", "w3c"), None
+                    ),
+                    statuses=_statuses(r, source, (*key, "status")),
+                    assets=r.strings(source, (*key, "assets")) if "assets" in source else None,
                 )
             )
     filters = r.table(r.get(data, ("filters",), dict, {}), ("filters",), ("include", "exclude"))
@@ -412,6 +488,9 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         raise r.fail(("state",), "must be a path, or false for no state file")
     robots = r.get(data, ("robots",), str, None)
     config = BuildConfig(
+        records=_records(r, data),
+        filters=_filters(r, data),
+        encoding=_encoding(r, data, ("encoding",)),
         path=r.path,
         base_url=base_url,
         output=out,
@@ -446,6 +525,71 @@ def _check_base_url(r: _Reader, base_url: str, allow_hosts: tuple[str, ...]) -> 
         Scope(base_url, allow_hosts)
     except (InvalidUrlError, UsageError) as exc:
         raise r.fail(("allow_hosts",), str(exc)) from None
+
+
+def _encoding(r: _Reader, data: dict[str, Any], key: Key) -> str | None:
+    from sitemapkit.generator.sources.encodings import check_encoding
+
+    value = r.get(data, key, str, None)
+    return None if value is None else str(r.check(key, check_encoding, value))
+
+
+def _list_options(r: _Reader, source: dict[str, Any], key: Key) -> dict[str, Any]:
+    from sitemapkit.generator.sources.newslist import check_tag_order
+
+    extra: dict[str, Any] = {}
+    if r.get(source, (*key, "sitemap_gen"), bool, False):
+        extra["sitemap_gen"] = True
+    tags = r.strings(source, (*key, "tag_order"))
+    if tags:
+        extra["tag_order"] = r.check((*key, "tag_order"), check_tag_order, tags)
+    publication = r.strings(source, (*key, "publication"))
+    if publication:
+        if len(publication) != 2 or not tags:
+            raise r.fail((*key, "publication"), "must be [NAME, LANGUAGE], with a tag_order")
+        extra["publication"] = (publication[0], publication[1])
+    return extra
+
+
+def _statuses(r: _Reader, source: dict[str, Any], key: Key) -> frozenset[int] | None:
+    values = r.get(source, key, list, None)
+    if values is None:
+        return None
+    if not values or not all(
+        isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599 for v in values
+    ):
+        raise r.fail(key, "must be a list of HTTP statuses such as [200, 304]")
+    return frozenset(values)
+
+
+def _records(r: _Reader, data: dict[str, Any]) -> tuple[TextRecord, ...]:
+    out: list[TextRecord] = []
+    for i, item in enumerate(r.get(data, ("url",), list, [])):
+        key: Key = ("url", i)
+        if not isinstance(item, dict):
+            raise r.fail(("url",), "must be an array of tables ([[url]])")
+        r.table(item, key, ("loc", "lastmod", "changefreq", "priority"))
+        loc = r.require(item, (*key, "loc"), str)
+        lastmod = r.get(item, (*key, "lastmod"), str, None)
+        changefreq = r.get(item, (*key, "changefreq"), str, None)
+        priority = r.get(item, (*key, "priority"), (float, int, str), None)
+        text_priority = None if priority is None else str(priority)
+        out.append(TextRecord(loc, lastmod, changefreq, text_priority, str(r.path), r.lines.get(key, 0)))
+    return tuple(out)
+
+
+def _filters(r: _Reader, data: dict[str, Any]) -> tuple[UrlFilter, ...]:
+    out: list[UrlFilter] = []
+    for i, item in enumerate(r.get(data, ("filter",), list, [])):
+        key: Key = ("filter", i)
+        if not isinstance(item, dict):
+            raise r.fail(("filter",), "must be an array of tables ([[filter]])")
+        r.table(item, key, ("action", "type", "pattern"))
+        pattern = r.require(item, (*key, "pattern"), str)
+        action = r.choice(item, (*key, "action"), ("pass", "drop"), "drop")
+        kind = r.choice(item, (*key, "type"), ("wildcard", "regexp"), "wildcard")
+        out.append(r.check((*key, "pattern"), UrlFilter, pattern, action, kind))
+    return tuple(out)
 
 
 def _missing(r: _Reader, name: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from collections.abc import Callable
 
 from xxhash import xxh3_64_intdigest
 
@@ -55,13 +56,19 @@ class Deduper:
     def __len__(self) -> int:
         return len(self._seen)
 
+    def __contains__(self, url: str) -> bool:
+        if "&" in url or "'" in url:
+            url = url.replace("&", "&amp;").replace("'", "&apos;")
+        return xxh3_64_intdigest(url.encode()) in self._seen
+
 
 class Pipeline:
     """Turns entries from any source into entries the writer may publish, or rejects them.
 
     - `loc` is normalised (`normalize_url`, with `/paths` resolved against the scope's folder);
     - URLs out of `scope` are rejected (`url-not-allowed`);
-    - URLs the `rules` filter out are dropped (counted in `filtered`, no diagnostic), and the rules'
+    - the build's `own` files and the URLs the `rules` filter out are dropped (counted in `filtered`, no
+      diagnostic), and the rules'
       per-pattern defaults fill in a missing changefreq or priority;
     - exact duplicates after normalisation are dropped (`duplicate-url`, a warning);
     - naive date-times are taken as UTC, and the run says so once (`naive-datetime`).
@@ -75,8 +82,13 @@ class Pipeline:
         dedupe: bool = True,
         now: dt.datetime | None = None,
         rules: UrlRules | None = None,
+        own: Callable[[str], bool] | None = None,
     ) -> None:
         self.scope = scope
+        self.own = own
+        self.merge: Callable[[UrlEntry], bool] | None = None
+        """Offered each duplicate (processed): True when it was merged into an entry held back."""
+        self.merged = 0
         self.rules = rules if rules else None
         self.filtered = 0
         self.log = log
@@ -111,14 +123,27 @@ class Pipeline:
                 )
             )
             return None
+        if self.own is not None and self.own(loc):
+            self.filtered += 1  # one of the build's own files (its sitemaps, robots.txt): never listed
+            return None
         rules = self.rules
         if rules is not None:
             if not rules.allows(loc):
                 self.filtered += 1
                 return None
             entry = rules.apply(entry)
+        merge = self.merge
+        if merge is not None and self.deduper is not None and loc in self.deduper:
+            merged = self._complete(entry, loc, source, line)
+            if merge(merged):  # the same URL from another source: one entry keeps what each says
+                self.merged += 1
+                return None
         if not self.admit(loc, source, line):
             return None
+        return self._complete(entry, loc, source, line)
+
+    def _complete(self, entry: UrlEntry, loc: str, source: str | None, line: int | None) -> UrlEntry:
+        """The admitted entry with its extension data checked, `loc` normalised, lastmod made aware."""
         if entry.images or entry.videos or entry.alternates:
             entry = self._extension_urls(entry, source, line, loc)
             stripped = self._without_deprecated(entry, source, line, loc)

@@ -8,6 +8,9 @@ the URL (`/caf%C3%A9/`) or decoded (`/café/`): either form of a pattern works.
   against the whole path;
 - `re:` followed by a regular expression, searched in the path (`re:^/tag/[a-z]+/$`).
 
+`UrlFilter`s are sitemap_gen.py's `<filter>`s: matched against the whole URL, in order, the first that
+matches decides (`pass` keeps the URL, `drop` leaves it out); they come before include and exclude.
+
 >>> rules = UrlRules(include=("/blog/*",), exclude=("*/drafts/*",),
 ...                  defaults=(Default("/blog/*", changefreq="weekly", priority=0.6),))
 >>> rules.allows("https://example.com/blog/hello"), rules.allows("https://example.com/blog/drafts/x")
@@ -24,7 +27,8 @@ import dataclasses
 import fnmatch
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from sitemapkit.core.constants import CHANGEFREQS
@@ -85,6 +89,39 @@ class Default:
             raise UsageError(f"priority must be from 0.0 to 1.0 (got {self.priority})")
 
 
+@dataclass(frozen=True)
+class UrlFilter:
+    """One ordered filter on the whole URL, as sitemap_gen.py's `<filter action type pattern>`:
+    `wildcard` is a case-sensitive glob (`*` and `?`, `fnmatchcase`), `regexp` a regular expression
+    searched in the URL."""
+
+    pattern: str
+    action: Literal["pass", "drop"] = "drop"
+    type: Literal["wildcard", "regexp"] = "wildcard"
+    _match: Matcher = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.pattern:
+            raise UsageError("a filter needs a pattern")
+        if self.action not in ("pass", "drop"):
+            raise UsageError(f"a filter's action must be pass or drop (got {self.action!r})")
+        if self.type not in ("wildcard", "regexp"):
+            raise UsageError(f"a filter's type must be wildcard or regexp (got {self.type!r})")
+        if self.type == "regexp":
+            try:
+                regex = re.compile(self.pattern)
+            except re.error as exc:
+                raise UsageError(f"invalid regular expression {self.pattern!r}: {exc}") from None
+            object.__setattr__(self, "_match", lambda url: regex.search(url) is not None)
+        else:
+            glob = re.compile(fnmatch.translate(self.pattern))
+            object.__setattr__(self, "_match", lambda url: glob.match(url) is not None)
+
+    def decide(self, url: str) -> bool | None:
+        """True (keep) or False (drop) when the filter matches `url`, None when it does not."""
+        return (self.action == "pass") if self._match(url) else None
+
+
 class UrlRules:
     """Include/exclude filters and per-pattern defaults, applied to every URL of a run.
 
@@ -93,17 +130,26 @@ class UrlRules:
     """
 
     def __init__(
-        self, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (), defaults: tuple[Default, ...] = ()
+        self,
+        include: tuple[str, ...] = (),
+        exclude: tuple[str, ...] = (),
+        defaults: tuple[Default, ...] = (),
+        filters: tuple[UrlFilter, ...] = (),
     ) -> None:
+        self.filters = filters
         self.include = tuple(compile_pattern(p) for p in include)
         self.exclude = tuple(compile_pattern(p) for p in exclude)
         self.defaults = tuple((compile_pattern(d.match), d) for d in defaults)
 
     def __bool__(self) -> bool:
-        return bool(self.include or self.exclude or self.defaults)
+        return bool(self.include or self.exclude or self.defaults or self.filters)
 
     def allows(self, url: str) -> bool:
         """Whether the filters keep `url`."""
+        for each in self.filters:
+            decision = each.decide(url)
+            if decision is not None:
+                return decision
         paths = _forms(url_path(url))
         if self.include and not any(m(p) for m in self.include for p in paths):
             return False

@@ -18,7 +18,8 @@ from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.sources.lists import is_url_list, list_batches, read_source
-from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
+from sitemapkit.generator.sources.records import TextRecord, entry_from_text
+from sitemapkit.generator.writer import IndexMode, Naming, PublishResult, SitemapWriter
 
 if TYPE_CHECKING:
     import datetime as dt
@@ -40,6 +41,10 @@ class FolderSource:
     images: bool = False
     volatile_selectors: tuple[str, ...] = ()
     volatile_patterns: tuple[str, ...] = ()
+    url: str | None = None
+    """The URL the folder is published at (default: the base URL); must lie in the base URL's scope."""
+    default_files: tuple[str, ...] | None = None
+    """The names a folder's URL serves (default: index.html, index.htm, index.xhtml)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,30 @@ class LogSource:
     strip_query: bool = False
     exclude: tuple[str, ...] = ()
     priority_from_hits: bool = False
+    encoding: str | None = None
+    log_format: str | None = None
+    """Force a format (common, combined, vhost_combined, w3c) instead of detecting it per file."""
+    statuses: frozenset[int] | None = None
+    """The statuses that count (default 2xx and 304)."""
+    assets: tuple[str, ...] | None = None
+    """Extensions that are not pages (default `logs.DEFAULT_ASSET_EXTENSIONS`)."""
+
+
+@dataclass(frozen=True)
+class ListSource:
+    """An input file with options: a URL list, CSV or JSONL file, or an existing sitemap (`kind="sitemap"`,
+    or detected by content when `kind` is None; see `kind`). `encoding` is its text encoding (default UTF-8);
+    `sitemap_gen` reads a URL list's lines strictly in sitemap_gen.py's form (`URL key=value ...`)."""
+
+    path: str
+    encoding: str | None = None
+    kind: str | None = None
+    """"sitemap", "file" (read as its extension says), or None: "sitemap" when its content is one."""
+    sitemap_gen: bool = False
+    tag_order: tuple[str, ...] = ()
+    """sitemap_gen.py's News list: the TAB-separated columns (see `sources.newslist`)."""
+    publication: tuple[str, str] | None = None
+    """The news publication's name and language, for a `tag_order` list."""
 
 
 @dataclass
@@ -81,7 +110,7 @@ class SourceStats:
 
 
 def generate(
-    sources: Iterable[str],
+    sources: Iterable[str | ListSource],
     out_dir: str | os.PathLike[str],
     base_url: str,
     *,
@@ -101,6 +130,11 @@ def generate(
     hreflang: Literal["auto", "complete", "keep"] = "auto",
     robots: str | os.PathLike[str] | None = None,
     strict: bool = False,
+    encoding: str | None = None,
+    log_format: str | None = None,
+    replace_existing: bool = False,
+    naming: Naming = "sitemapkit",
+    records: Iterable[TextRecord] = (),
     on_diagnostic: DiagnosticHandler | None = None,
     on_progress: Callable[[int], None] | None = None,
     explain: Callable[[Skip], None] | None = None,
@@ -122,14 +156,25 @@ def generate(
     `robots`: a robots.txt to list the published index (or only sitemap) in, once publishing succeeded
     (see `sitemapkit.generator.robots.update_robots`; the set's `name` other than "sitemap" names its block).
 
+    A source whose content is an XML sitemap, sitemap index or feed is read as one (an index's children
+    from its folder, see `sitemapkit.generator.sources.sitemaps`), whatever its name. `encoding` is the
+    text encoding of lists and logs that do not name their own; `log_format` forces the access log format.
+    `replace_existing` takes over sitemap files another tool wrote; `naming`: see `writer.Naming`.
+    `records`: single URLs given as text fields (a config file's `[[url]]`s), added before the sources.
+
     Raises `InputError` when an input cannot be read and `PublishError` when nothing could be published;
     in both cases the output folder (and the store) are left as they were.
     """
-    sources = list(sources)
+    if encoding is not None:
+        from sitemapkit.generator.sources.encodings import check_encoding
+
+        encoding = check_encoding(encoding)
+    inputs = [s if isinstance(s, ListSource) else ListSource(s) for s in sources]
     allow_hosts = tuple(allow_hosts)
     folders = [folder] if isinstance(folder, FolderSource) else list(folder or ())
     log_groups = [logs] if isinstance(logs, LogSource) else list(logs or ())
-    if not sources and not folders and not log_groups:
+    records = tuple(records)
+    if not inputs and not folders and not log_groups and not records:
         raise UsageError("give at least one SOURCE file, a site folder or an access log")
     if lastmod is not None and lastmod not in LASTMOD_CHOICES:
         raise UsageError(f"lastmod must be one of {', '.join(LASTMOD_CHOICES)} (got {lastmod!r})")
@@ -147,7 +192,7 @@ def generate(
     if hreflang not in ("auto", "complete", "keep"):
         raise UsageError(f"hreflang must be auto, complete or keep (got {hreflang!r})")
     if hreflang == "auto":
-        plain = not folders and all(is_url_list(s) for s in sources)
+        plain = not folders and all(is_url_list(s.path) and s.kind != "sitemap" for s in inputs)
         hreflang = "keep" if plain else "complete"
     stats = SourceStats()
     with ExitStack() as stack:
@@ -173,13 +218,33 @@ def generate(
             hreflang=hreflang,
             rules=rules,
             on_diagnostic=on_diagnostic,
+            naming=naming,
+            replace_existing=replace_existing,
+            own_urls=_robots_urls(base_url) if robots is not None else (),
         )
+        # With several sources, the entries of all but the streamed URL lists are held back (in memory)
+        # and merged, so that one URL from several sources is one entry keeping what each says.
+        hold = len(inputs) + len(folders) + len(log_groups) + (1 if records else 0) > 1
+        kinds = [s.kind or ("sitemap" if _is_sitemap(s.path) else "file") for s in inputs]
+        sitemaps = [
+            dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k == "sitemap"
+        ]
+        others = [
+            dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k != "sitemap"
+        ]
         try:
-            _add_sources(writer, sources, run, stats, on_progress)
+            for record in records:
+                writer.add_entry(entry_from_text(record, writer.log), hold=hold)
+            _add_sources(writer, sitemaps, run, stats, on_progress, encoding, hold=hold)
             for each_folder in folders:
-                _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain)
+                _add_folder(writer, each_folder, base_url, allow_hosts, run, mode, stats, explain, hold)
             for log_group in log_groups:
-                _add_logs(writer, log_group, base_url, allow_hosts, run, stats)
+                if log_group.encoding is None and encoding is not None:
+                    log_group = dataclasses.replace(log_group, encoding=encoding)
+                if log_group.log_format is None and log_format is not None:
+                    log_group = dataclasses.replace(log_group, log_format=log_format)
+                _add_logs(writer, log_group, base_url, allow_hosts, run, stats, hold)
+            _add_sources(writer, others, run, stats, on_progress, encoding)
         except BaseException:
             writer.abort()
             raise
@@ -209,6 +274,14 @@ def generate(
     return dataclasses.replace(result, sources=stats.to_dict(), robots=robots_result)
 
 
+def _robots_urls(base_url: str) -> tuple[str, ...]:
+    """The URL of the robots.txt of `base_url`'s host (a build that updates it never lists it)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    return (f"{parts.scheme.lower()}://{parts.netloc.lower()}/robots.txt",)
+
+
 def _record_hash(entry: UrlEntry) -> str | None:
     """A list entry has no page content: its own fields stand for it, so a new source lastmod counts as a
     change. Without a lastmod there is nothing to go by (None: the store keeps what it had)."""
@@ -220,10 +293,12 @@ def _record_hash(entry: UrlEntry) -> str | None:
 
 def _add_sources(
     writer: SitemapWriter,
-    sources: list[str],
+    sources: list[ListSource],
     run: StateRun | None,
     stats: SourceStats,
     on_progress: Callable[[int], None] | None,
+    default_encoding: str | None = None,
+    hold: bool = False,
 ) -> None:
     def observed(entry: UrlEntry) -> Lastmod | None:
         assert run is not None
@@ -231,20 +306,46 @@ def _add_sources(
         return entry.lastmod  # a list's lastmod is the source's: the store only records it
 
     hook = observed if run is not None else None
-    for name in sources:
-        if is_url_list(name) and hook is None:
-            with list_batches(name, writer.log) as (batches, parse_line):
+    for source in sources:
+        name = source.path
+        encoding = source.encoding or default_encoding
+        if encoding is not None:
+            from sitemapkit.generator.sources.encodings import check_encoding
+
+            encoding = check_encoding(encoding)
+        entries: Iterable[UrlEntry] | None = None
+        if source.tag_order:
+            from sitemapkit.generator.sources.newslist import read_news_list
+
+            entries = read_news_list(
+                name, source.tag_order, writer.log, encoding=encoding, publication=source.publication
+            )
+        elif source.kind == "sitemap" or (source.kind is None and _is_sitemap(name)):
+            from sitemapkit.generator.sources.sitemaps import read_sitemaps
+
+            entries = read_sitemaps(name, writer.log)
+        elif is_url_list(name) and hook is None:
+            batched = list_batches(name, writer.log, encoding, sitemap_gen=source.sitemap_gen)
+            with batched as (batches, parse_line):
                 for first, lines, clean in batches:
                     writer.add_lines(lines, first, parse_line, clean=clean)
                     stats.read += len(lines)
                     if on_progress is not None:
                         on_progress(stats.read)
             continue
-        for entry in read_source(name, writer.log):
-            writer.add_entry(entry, hook)
+        if entries is None:
+            entries = read_source(name, writer.log, encoding, sitemap_gen=source.sitemap_gen)
+        for entry in entries:
+            writer.add_entry(entry, hook, hold=hold)
             stats.read += 1
             if on_progress is not None and not stats.read % 10_000:
                 on_progress(stats.read)
+
+
+def _is_sitemap(name: str) -> bool:
+    from sitemapkit.generator.sources.sitemaps import is_sitemap_file
+
+    return is_sitemap_file(name)
 
 
 def _add_folder(
@@ -256,6 +357,7 @@ def _add_folder(
     mode: str,
     stats: SourceStats,
     explain: Callable[[Skip], None] | None,
+    hold: bool = False,
 ) -> None:
     from itertools import islice
 
@@ -268,7 +370,7 @@ def _add_folder(
 
     scan = scan_folder(
         folder.path,
-        base_url,
+        folder.url or base_url,
         clean_urls=folder.clean_urls,
         include=folder.include,
         exclude=folder.exclude,
@@ -279,6 +381,7 @@ def _add_folder(
         volatile_selectors=folder.volatile_selectors,
         volatile_patterns=folder.volatile_patterns,
         state=run,  # unchanged files are taken from the store's file cache, not read again
+        default_files=folder.default_files,
     )
     git_times: dict[str, dt.datetime] = {}
     pages: Iterable[FolderPage] = scan
@@ -294,7 +397,7 @@ def _add_folder(
             run.prefetch(page.entry.loc for page in chunk)
         for page in chunk:
             stats.folder_pages += 1
-            writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times))
+            writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times), hold=hold)
     stats.folder_cached += scan.cached
 
 
@@ -323,8 +426,9 @@ def _add_logs(
     allow_hosts: tuple[str, ...],
     run: StateRun | None,
     stats: SourceStats,
+    hold: bool = False,
 ) -> None:
-    from sitemapkit.generator.sources.logs import read_logs
+    from sitemapkit.generator.sources.logs import DEFAULT_ASSET_EXTENSIONS, read_logs
 
     summary = read_logs(
         logs.paths,
@@ -334,6 +438,10 @@ def _add_logs(
         exclude=logs.exclude,
         allow_hosts=allow_hosts,
         report=writer.log,
+        encoding=logs.encoding,
+        log_format=logs.log_format,
+        statuses=logs.statuses,
+        assets=DEFAULT_ASSET_EXTENSIONS if logs.assets is None else logs.assets,
     )
     stats.log_lines += summary.stats.lines
     stats.log_bad_lines += summary.stats.bad
@@ -348,4 +456,4 @@ def _add_logs(
 
     for entry in entries:
         stats.log_pages += 1
-        writer.add_entry(entry, observed if run is not None else None)
+        writer.add_entry(entry, observed if run is not None else None, hold=hold)

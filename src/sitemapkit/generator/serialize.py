@@ -179,6 +179,8 @@ def _render_news(parts: list[str], n: News) -> None:
     parts.append("</news:publication>")
     _text(parts, "news:publication_date", format_w3c(n.publication_date))
     _text(parts, "news:title", n.title)
+    _text(parts, "news:keywords", n.keywords)
+    _text(parts, "news:stock_tickers", n.stock_tickers)
     parts.append("</news:news>")
 
 

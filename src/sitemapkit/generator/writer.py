@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import gzip
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Diagnosti
 from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
+from sitemapkit.generator.deflate import GzipWriter
 from sitemapkit.generator.pipeline import Pipeline
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.serialize import (
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from sitemapkit.generator.robots import RobotsResult
 
 IndexMode = Literal["auto", "always", "never"]
+Naming = Literal["sitemapkit", "sitemap_gen"]
+"""How published files are named: `sitemap.xml`, or `sitemap-1.xml`... with the index `sitemap.xml`; or as
+Google's sitemap_gen.py named them: `sitemap.xml`, `sitemap1.xml`, ... and the index `sitemap_index.xml`
+(never gzipped)."""
 HreflangMode = Literal["keep", "complete"]
 _CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
@@ -62,6 +66,7 @@ def manifest_name(name: str) -> str:
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
 _COPY_CHUNK = 1 << 20
+_QUEUED = 2
 _FOOTER = len(xml_footer("urlset").encode())
 
 
@@ -108,6 +113,8 @@ class PublishResult:
     """URLs left out by include/exclude rules (not an error)."""
     robots: RobotsResult | None = None
     """What `generate(..., robots=PATH)` did to robots.txt after publishing."""
+    merged: int = 0
+    """Entries merged into one for the same URL from another source (see `SitemapWriter.add_entry`)."""
 
     @property
     def entry_url(self) -> str:
@@ -125,6 +132,7 @@ class PublishResult:
                 "bytes": sum(f.bytes for f in self.files),
                 "rejected": self.rejected,
                 "duplicates": self.duplicates,
+                "merged": self.merged,
                 "filtered": self.filtered,
                 "errors": self.errors,
                 "warnings": self.warnings,
@@ -181,6 +189,10 @@ class SitemapWriter:
     With `strict`, any error or warning means nothing is published (`StrictModeError`).
     Extension data a validator would reject (a video without a title, an invalid hreflang, news older than
     two days as of `now`, ...) is left out with a diagnostic, and a file holds at most 1,000 news URLs.
+
+    The set's own files (its sitemaps, index and stylesheet, and `own_urls`, such as the robots.txt a build
+    updates) are never listed. `replace_existing` lets the set take over files of its names that another
+    tool wrote (without it, publishing over them is refused). `naming`: see `Naming`.
     """
 
     def __init__(
@@ -202,6 +214,9 @@ class SitemapWriter:
         rules: UrlRules | None = None,
         on_diagnostic: DiagnosticHandler | None = None,
         now: dt.datetime | None = None,
+        naming: Naming = "sitemapkit",
+        replace_existing: bool = False,
+        own_urls: Iterable[str] = (),
     ) -> None:
         if not 1 <= max_urls <= MAX_URLS:
             raise UsageError(f"max_urls must be from 1 to {MAX_URLS:,} (got {max_urls:,})")
@@ -215,6 +230,8 @@ class SitemapWriter:
             raise UsageError(f"gzip_level must be from 0 to 9 (got {gzip_level})")
         if hreflang not in ("keep", "complete"):
             raise UsageError(f"hreflang must be keep or complete (got {hreflang!r})")
+        if naming not in ("sitemapkit", "sitemap_gen"):
+            raise UsageError(f"naming must be sitemapkit or sitemap_gen (got {naming!r})")
         self.out_dir = Path(out_dir)
         self.scope = Scope(base_url, tuple(allow_hosts))
         self.base_url = self.scope.folder
@@ -226,7 +243,14 @@ class SitemapWriter:
         self.name = name
         self.strict = strict
         self.log = DiagnosticLog(on_diagnostic)
-        self.pipeline = Pipeline(self.scope, self.log, dedupe=dedupe, now=now, rules=rules)
+        self.naming: Naming = naming
+        self.replace_existing = replace_existing
+        own_urls = tuple(own_urls)
+        self.pipeline = Pipeline(
+            self.scope, self.log, dedupe=dedupe, now=now, rules=rules, own=self._own_matcher(own_urls)
+        )
+        self._own_numbered = 0
+        self._own_keys(own_urls)
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
@@ -239,6 +263,7 @@ class SitemapWriter:
         self._assembling: list[Future[None]] = []
         self._closed = False
         self._header_cache: dict[frozenset[str], int] = {}
+        self._held: dict[str, UrlEntry] = {}
         self.result: PublishResult | None = None
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -254,6 +279,36 @@ class SitemapWriter:
             from sitemapkit.generator.hreflang import HreflangGroups
 
             self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
+
+    def _own_keys(self, extra: tuple[str, ...] = ()) -> None:
+        """Mark the URLs of the set's own files (numbered ones up to 1,000 more than written so far) as seen,
+        so that the bulk path of `add_lines` hands them to the pipeline, which leaves them out."""
+        deduper = self.pipeline.deduper
+        if deduper is None:
+            return
+        folder, name, seen = self.scope.folder, self.name, deduper._seen
+        names: list[str] = []
+        if not self._own_numbered:
+            names += [f"{name}.xml", f"{name}.xml.gz", f"{name}.xsl"]
+            if self.naming == "sitemap_gen":
+                names.append(f"{name}_index.xml")
+        start, self._own_numbered = self._own_numbered + 1, self._own_numbered + 1000
+        dash = "" if self.naming == "sitemap_gen" else "-"
+        for number in range(start, self._own_numbered + 1):
+            names += [f"{name}{dash}{number}.xml", f"{name}{dash}{number}.xml.gz"]
+        for url in (*(folder + n for n in names), *extra):
+            seen.add(xxh3_64_intdigest(escape_url(url).encode()))
+
+    def _own_matcher(self, extra: tuple[str, ...]) -> Callable[[str], bool]:
+        """A test for the URLs of the set's own files (see the class docstring)."""
+        name = re.escape(self.scope.folder + self.name)
+        if self.naming == "sitemap_gen":
+            pattern = rf"{name}(?:(?:[1-9]\d*)?\.xml(?:\.gz)?|_index\.xml|\.xsl)"
+        else:
+            pattern = rf"{name}(?:(?:-[1-9]\d*)?\.xml(?:\.gz)?|\.xsl)"
+        own = re.compile(pattern)
+        others = frozenset(extra)
+        return lambda url: own.fullmatch(url) is not None or url in others
 
     # -- adding -------------------------------------------------------------------------------------
 
@@ -278,9 +333,18 @@ class SitemapWriter:
         )
         return self.add_entry(entry)
 
-    def add_entry(self, entry: UrlEntry, lastmod: Callable[[UrlEntry], Lastmod | None] | None = None) -> bool:
+    def add_entry(
+        self,
+        entry: UrlEntry,
+        lastmod: Callable[[UrlEntry], Lastmod | None] | None = None,
+        *,
+        hold: bool = False,
+    ) -> bool:
         """Add one entry (see `add`). `lastmod`, if given, is called with the entry once it is accepted
-        (normalised, in scope, not a duplicate) and decides its `<lastmod>` (the state store does this)."""
+        (normalised, in scope, not a duplicate) and decides its `<lastmod>` (the state store does this).
+
+        `hold` keeps the entry in memory until `close`, and from then on a later entry for the same URL, from
+        any source, is merged into it (`sitemapkit.generator.merge`) instead of being a duplicate."""
         if self._closed:
             raise UsageError("the writer is closed")
         ready = self.pipeline.process(entry)
@@ -301,6 +365,23 @@ class SitemapWriter:
                     ready.sitemap,
                     ready.line,
                 )
+        if hold:
+            if self.pipeline.merge is None:
+                self.pipeline.merge = self._merge_held
+            self._held[ready.loc] = ready
+            return True
+        return self._emit(ready)
+
+    def _merge_held(self, entry: UrlEntry) -> bool:
+        from sitemapkit.generator.merge import merge_entries
+
+        held = self._held.get(entry.loc)
+        if held is None:
+            return False
+        self._held[entry.loc] = merge_entries(held, entry)
+        return True
+
+    def _emit(self, ready: UrlEntry) -> bool:
         needs = (
             prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
         )
@@ -514,21 +595,22 @@ class SitemapWriter:
         return path
 
     def _new_part(self) -> _Part:
+        if len(self._done) + 1 > self._own_numbered - 10:
+            self._own_keys()
         spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
         handle = open(spool, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
         return _Part(spool, handle)
 
-    def _open_out(self, path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    def _open_out(self, path: Path) -> tuple[IO[bytes] | GzipWriter, IO[bytes]]:
         raw = open(path, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller
         if not self.gzip:
             return raw, raw
-        zipped = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=self.gzip_level, mtime=0)
-        return zipped, raw  # type: ignore[return-value]
+        return GzipWriter(raw, self.gzip_level), raw
 
     def _finish_part(self) -> None:
         """Close the current file's body; its header, body and footer are assembled (and gzipped) in a
-        background thread while the next file fills: zlib releases the GIL, so compression overlaps the
-        Python work on a second core."""
+        background thread while the next file fills: zlib and zlib-ng release the GIL, so compression
+        overlaps the Python work on a second core."""
         part = self._part
         assert part is not None
         self._part = None
@@ -539,6 +621,11 @@ class SitemapWriter:
         self._done.append(_Done(temp, part.urls, len(header) + part.body + _FOOTER, newest))
         if self._assembler is None:
             self._assembler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-writer")
+        # A bounded queue: at most _QUEUED finished bodies wait for the compressor, so a slow disk or
+        # compressor holds the main loop back instead of piling up spooled files.
+        # The one worker runs jobs in order; a failure waits for close() to report it.
+        if len(self._assembling) >= _QUEUED:
+            self._assembling[-_QUEUED].exception()
         self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool))
 
     def _assemble(self, temp: Path, header: bytes, spool: Path) -> None:
@@ -575,6 +662,10 @@ class SitemapWriter:
             return self.result
         self._closed = True
         try:
+            held, self._held = self._held, {}
+            for entry in held.values():
+                self._emit(entry)
+            del held
             if self._groups is not None:
                 groups, self._groups = self._groups, None
                 try:
@@ -597,6 +688,7 @@ class SitemapWriter:
     def abort(self) -> None:
         """Discard everything written so far; the output folder is left as it was."""
         self._closed = True
+        self._held = {}
         if self._groups is not None:
             self._groups.close()
             self._groups = None
@@ -643,19 +735,23 @@ class SitemapWriter:
                 "(too-many-sitemaps); nothing was published"
             )
         single = len(self._done) == 1 and not with_index
+        sitemap_gen = self.naming == "sitemap_gen"
         files: list[SitemapFile] = []
         renames: list[tuple[Path, Path]] = []
         for number, done in enumerate(self._done, start=1):
-            final = f"{self.name}{self._suffix}" if single else f"{self.name}-{number}{self._suffix}"
+            if sitemap_gen:
+                final = f"{self.name}{number - 1 if number > 1 else ''}{self._suffix}"
+            else:
+                final = f"{self.name}{self._suffix}" if single else f"{self.name}-{number}{self._suffix}"
             files.append(
                 SitemapFile(self.out_dir / final, self.base_url + final, done.urls, done.bytes, done.lastmod)
             )
             renames.append((done.temp, self.out_dir / final))
         index_file: SitemapFile | None = None
         if with_index:
-            final = f"{self.name}{self._suffix}"
+            final = f"{self.name}_index.xml" if sitemap_gen else f"{self.name}{self._suffix}"
             temp = self._temp(final)
-            size = self._write_index(temp, files)
+            size = self._write_index(temp, files, plain=sitemap_gen)
             index_file = SitemapFile(self.out_dir / final, self.base_url + final, len(files), size, None)
             renames.append((temp, self.out_dir / final))
         stylesheet: Path | None = None
@@ -671,6 +767,7 @@ class SitemapWriter:
             urls=sum(f.urls for f in files),
             rejected=self.pipeline.rejected,
             duplicates=self.pipeline.duplicates,
+            merged=self.pipeline.merged,
             removed=removed,
             errors=log.errors,
             warnings=log.warnings,
@@ -680,10 +777,15 @@ class SitemapWriter:
             filtered=self.pipeline.filtered,
         )
 
-    def _write_index(self, temp: Path, files: list[SitemapFile]) -> int:
+    def _write_index(self, temp: Path, files: list[SitemapFile], plain: bool = False) -> int:
         header = xml_header("sitemapindex", (), self.xsl_href).encode()
         footer = xml_footer("sitemapindex").encode()
-        out, raw = self._open_out(temp)
+        out: IO[bytes]
+        raw: IO[bytes]
+        if plain:  # never gzipped
+            out = raw = open(temp, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed below
+        else:
+            out, raw = self._open_out(temp)
         size = len(header) + len(footer)
         try:
             out.write(header)
@@ -735,10 +837,17 @@ class SitemapWriter:
         previous = self._read_manifest()
         new_names = [final.name for _, final in renames]
         for _, final in renames:
-            if final.name not in previous and (final.exists() or final.is_symlink()):
+            if final.name in previous or not (final.exists() or final.is_symlink()):
+                continue
+            if final.is_symlink():
                 raise PublishError(
-                    f"{final} exists and was not written by sitemapkit; move it away or choose another "
+                    f"{final} is a symbolic link not written by sitemapkit; move it away or choose another "
                     "--name. Nothing was published"
+                )
+            if not self.replace_existing:
+                raise PublishError(
+                    f"{final} exists and was not written by sitemapkit; move it away, choose another --name, "
+                    "or take it over with --replace-existing. Nothing was published"
                 )
         self._write_manifest(sorted(previous | set(new_names)))
         unchanged: list[str] = []

@@ -20,8 +20,11 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime as dt
+import io
+import itertools
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, Final
 
 from sitemapkit.core.dates import format_w3c, parse_w3c
@@ -235,6 +238,9 @@ def entry_to_row(entry: UrlEntry) -> list[str]:
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _quote: Any = json.encoder.encode_basestring
+_BATCH: Final = 4096
+_CACHED: Final = 4096
+"""Most distinct values each text cache of a writer keeps (it starts afresh when full)."""
 
 
 def _json_or_null(value: str | None) -> str:
@@ -255,22 +261,133 @@ def entry_to_json(entry: UrlEntry) -> str:
     )
 
 
+def batches(entries: Iterable[UrlEntry], size: int = _BATCH) -> Iterator[list[UrlEntry]]:
+    """`entries` in lists of up to `size`."""
+    it = iter(entries)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
+
+
+class _Texts:
+    """The text of values that repeat from entry to entry (dates, changefreq, priority, the sitemap URL),
+    each computed once: a writer's per-entry work is then a few dictionary look-ups.
+
+    Only values whose text equality decides are cached: `date`s (never date-times, where equal instants
+    in different offsets are written differently), strings, and floats other than zero and NaN
+    (`1 == 1.0` and `0.0 == -0.0`, but their texts differ)."""
+
+    def __init__(self, quoted: bool) -> None:
+        self.null = "null" if quoted else ""
+        self.dates: dict[object, str] = {None: self.null}
+        self.strings: dict[object, str] = {None: self.null}
+        self.numbers: dict[object, str] = {None: self.null}
+        self.quoted = quoted
+
+    def trim(self) -> None:
+        for cache in (self.dates, self.strings, self.numbers):
+            if len(cache) > _CACHED:
+                cache.clear()
+                cache[None] = self.null
+
+    def date(self, value: Lastmod | None) -> str:
+        if value is None:
+            return self.null
+        text = format_w3c(value)
+        if self.quoted:
+            text = f'"{text}"'
+        if type(value) is dt.date:
+            self.dates[value] = text
+        return text
+
+    def string(self, value: str | None) -> str:
+        if value is None:
+            return self.null
+        text = str(_quote(value)) if self.quoted else _csv_field(value)
+        self.strings[value] = text
+        return text
+
+    def number(self, value: float | None) -> str:
+        if value is None:
+            return self.null
+        text = _dumps(value) if self.quoted else format(value, "g")
+        if type(value) is float and value and value == value:
+            self.numbers[value] = text
+        return text
+
+
 def write_jsonl(entries: Iterable[UrlEntry], out: IO[str]) -> int:
-    """Write one JSON object per line (`entry_to_dict`'s shape); returns how many."""
+    """Write one JSON object per line (`entry_to_dict`'s shape, as `entry_to_json` writes it); returns
+    how many. Entries are formatted a batch at a time and each batch written with one call."""
+    texts = _Texts(quoted=True)
+    dates, strings, nums = texts.dates, texts.strings, texts.numbers
+    date, string, num = texts.date, texts.string, texts.number
+    quote, F = _quote, float
     n = 0
-    for entry in entries:
-        out.write(entry_to_json(entry) + "\n")
-        n += 1
+    for batch in batches(entries):
+        lines = [
+            f'{{"loc":{quote(e.loc)},"lastmod":{dates.get(e.lastmod) or date(e.lastmod)},'
+            f'"changefreq":{strings.get(e.changefreq) or string(e.changefreq)},'
+            f'"priority":{(nums.get(e.priority) if e.priority.__class__ is F else None) or num(e.priority)},'
+            f'"sitemap":{strings.get(e.sitemap) or string(e.sitemap)},'
+            '"images":[],"videos":[],"news":null,"alternates":[]}\n'
+            if not (e.images or e.videos or e.news is not None or e.alternates)
+            else _dumps(entry_to_dict(e)) + "\n"
+            for e in batch
+        ]
+        out.write("".join(lines))
+        n += len(batch)
+        texts.trim()
     return n
 
 
+def _csv_quoted() -> re.Pattern[str]:
+    """The characters that make `csv.writer` (minimal quoting, lines ending in LF) quote a field, found by
+    asking it: the set differs between Python versions (whether a lone CR counts)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    special = ""
+    for char in ',"\n\r':
+        buf.seek(0)
+        buf.truncate()
+        writer.writerow(["a" + char, "b"])
+        if buf.getvalue().startswith('"'):
+            special += char
+    return re.compile("[" + re.escape(special) + "]")
+
+
+_CSV_QUOTED: Final = _csv_quoted()
+
+
+def _csv_field(value: str) -> str:
+    """`value` as `csv.writer` writes one field."""
+    return '"' + value.replace('"', '""') + '"' if _CSV_QUOTED.search(value) else value
+
+
 def write_csv(entries: Iterable[UrlEntry], out: IO[str], *, header: bool = True) -> int:
-    """Write CSV (`CSV_COLUMNS`, counts for the extensions); returns how many rows, header excluded."""
-    writer = csv.writer(out, lineterminator="\n")
+    """Write CSV (`CSV_COLUMNS`, counts for the extensions); returns how many rows, header excluded.
+
+    The text is `csv.writer`'s (minimal quoting), written a batch at a time."""
     if header:
-        writer.writerow(CSV_COLUMNS)
+        csv.writer(out, lineterminator="\n").writerow(CSV_COLUMNS)
+    texts = _Texts(quoted=False)
+    dates, strings, nums = texts.dates, texts.strings, texts.numbers
+    date, string, num = texts.date, texts.string, texts.number
+    special, field, F = _CSV_QUOTED.search, _csv_field, float
     n = 0
-    for entry in entries:
-        writer.writerow(entry_to_row(entry))
-        n += 1
+    for batch in batches(entries):
+        locs = [e.loc for e in batch]
+        if special(" ".join(locs)):
+            locs = [field(loc) for loc in locs]
+        lines = [
+            f"{loc},{dates.get(e.lastmod) or date(e.lastmod)},"
+            f"{strings.get(e.changefreq) or string(e.changefreq)},"
+            f"{(nums.get(e.priority) if e.priority.__class__ is F else None) or num(e.priority)},"
+            f"0,0,0,0,{strings.get(e.sitemap) or string(e.sitemap)}\n"
+            if not (e.images or e.videos or e.news is not None or e.alternates)
+            else ",".join(map(field, entry_to_row(e))) + "\n"
+            for loc, e in zip(locs, batch, strict=True)
+        ]
+        out.write("".join(lines))
+        n += len(batch)
+        texts.trim()
     return n

@@ -142,6 +142,9 @@ class ReadOptions:
     """Fetch loopback, private, link-local and reserved addresses on any origin (see `FetchPolicy`)."""
     follow_cross_host: bool = False
     """Follow index children and redirects that leave the site."""
+    fetch_missing: bool = False
+    """For a local index: fetch the children not found next to it (see `reader.local.local_child`);
+    by default they are reported (`read-error`) and skipped."""
 
     def fetch_options(self, base: FetchOptions | None = None) -> FetchOptions:
         """The `FetchOptions` these options imply, over `base` (whose other settings are kept)."""
@@ -238,6 +241,8 @@ class _Item:
     parent_is_index: bool = False
     local: bool = False
     download: _Download | None = None
+    path: str | None = None
+    """Where a local index's child is read from (the node keeps its URL)."""
 
 
 class _Walk:
@@ -349,7 +354,8 @@ class _Walk:
     async def _read(self, item: _Item, fetcher: Fetcher) -> AsyncIterator[list[UrlEntry]]:
         node = item.node
         if item.local:
-            async for batch in self._parse(item, self._file_pieces(node), node.url):
+            path = item.path or node.url
+            async for batch in self._parse(item, self._file_pieces(node, path), path):
                 yield batch
             return
         download = item.download or _Download(fetcher, node.url, self._buffer_pieces)
@@ -403,14 +409,14 @@ class _Walk:
         self._visited.update(_key(url) for url in landed)
         return True
 
-    async def _file_pieces(self, node: SitemapNode) -> AsyncIterator[bytes]:
-        if node.url == "-":
+    async def _file_pieces(self, node: SitemapNode, path: str) -> AsyncIterator[bytes]:
+        if path == "-":
             stream = sys.stdin.buffer
             while piece := stream.read(FILE_CHUNK):
                 node.bytes += len(piece)
                 yield piece
             return
-        with open(node.url, "rb") as f:
+        with open(path, "rb") as f:
             while piece := f.read(FILE_CHUNK):
                 node.bytes += len(piece)
                 yield piece
@@ -535,7 +541,7 @@ class _Walk:
             return
         else:
             self._visited.add(key)
-            plan.queued.append(_Item(child, plan.lineage, parent_is_index=True))
+            plan.queued.extend(self._child_item(item, child, plan.lineage))
             return
         child.error = f"not followed: {reason}"
         self._report("fetch-loop", f"{reason}: {url}; not followed", node.url)
@@ -558,6 +564,27 @@ class _Walk:
                 source,
             )
         self._pending.extendleft(reversed(plan.queued))
+
+    def _child_item(self, parent: _Item, child: SitemapNode, lineage: frozenset[str]) -> list[_Item]:
+        """How a child is read: a local index's from the file next to it, else (for a remote index, or with
+        `fetch_missing`) from its URL; a local index's child not found is reported and skipped."""
+        if not parent.local or parent.node.url == "-":
+            return [_Item(child, lineage, parent_is_index=True)]
+        from sitemapkit.reader.local import local_child
+
+        found = local_child(parent.path or parent.node.url, child.url)
+        if found is not None:
+            return [_Item(child, lineage, parent_is_index=True, local=True, path=str(found))]
+        if self.options.fetch_missing:
+            return [_Item(child, lineage, parent_is_index=True)]
+        child.error = "not found next to the index; not fetched"
+        self._report(
+            "read-error",
+            f"{child.url} is not next to the index (looked for its URL path in the index's folder); "
+            "not fetched (pass --fetch-missing to fetch it)",
+            parent.path or parent.node.url,
+        )
+        return []
 
 
 @dataclass(eq=False, slots=True)
@@ -776,6 +803,7 @@ def read(
     max_sitemaps: int = DEFAULT_MAX_SITEMAPS,
     allow_private: bool = False,
     follow_cross_host: bool = False,
+    fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
 ) -> Reader:
@@ -789,7 +817,9 @@ def read(
     The fetch policy (`FetchPolicy`) applies: no private address except on `source`'s own origin
     unless `allow_private`; index children and redirects stay on the site unless `follow_cross_host`.
     `max_duration` bounds one request (connect to last byte); `max_children` and `max_sitemaps`
-    bound an index and the whole walk.
+    bound an index and the whole walk. A local index's children are read
+    from its folder (`reader.local.local_child`); those not found there are fetched only with
+    `fetch_missing`.
 
     >>> import sitemapkit, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "s.txt")
@@ -812,6 +842,7 @@ def read(
         max_sitemaps=max_sitemaps,
         allow_private=allow_private,
         follow_cross_host=follow_cross_host,
+        fetch_missing=fetch_missing,
     )
     return Reader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)
 
@@ -833,6 +864,7 @@ def aread(
     max_sitemaps: int = DEFAULT_MAX_SITEMAPS,
     allow_private: bool = False,
     follow_cross_host: bool = False,
+    fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
 ) -> AsyncReader:
@@ -852,6 +884,7 @@ def aread(
         max_sitemaps=max_sitemaps,
         allow_private=allow_private,
         follow_cross_host=follow_cross_host,
+        fetch_missing=fetch_missing,
     )
     return AsyncReader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)
 

@@ -12,8 +12,10 @@ Where each child of an index is read from:
 - a remote index: each child from its URL;
 - a local index with `url` (its public URL): a child under the index's public folder is read from the
   same relative path next to the local index (`read-error` if it is missing there), others from their URL;
-- a local index without `url`: a child whose file name exists next to the index is read from there,
-  others from their URL.
+- a local index without `url`: a child whose URL path (or, failing that, a shorter end of it, down to its
+  file name) exists in the index's folder is read from there;
+- a local index's other children are fetched from their URL only with `fetch_missing`, else reported
+  (`read-error`).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ async def avalidate(
     max_duration: float | None = None,
     allow_private: bool = False,
     follow_cross_host: bool = False,
+    fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
 ) -> ValidationReport:
@@ -98,7 +101,7 @@ async def avalidate(
     with tempfile.TemporaryDirectory(prefix="sitemapkit-validate-") as spool:
         run = Validator(
             report,
-            Options(url, recursive, max_uncompressed, fetch),
+            Options(url, recursive, max_uncompressed, fetch, fetch_missing),
             now or dt.datetime.now(dt.UTC),
             hosts,
             on_diagnostic,
@@ -122,6 +125,7 @@ def validate(
     max_duration: float | None = None,
     allow_private: bool = False,
     follow_cross_host: bool = False,
+    fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
 ) -> ValidationReport:
@@ -167,6 +171,7 @@ def validate(
             max_duration=max_duration,
             allow_private=allow_private,
             follow_cross_host=follow_cross_host,
+            fetch_missing=fetch_missing,
             on_diagnostic=on_diagnostic,
             fetch_options=fetch_options,
         )

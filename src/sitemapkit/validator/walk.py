@@ -93,6 +93,8 @@ class Options:
     recursive: bool
     max_uncompressed: int
     fetch: FetchOptions
+    fetch_missing: bool = False
+    """Fetch a local index's children that are not found next to it (else `read-error`)."""
 
 
 class Validator:
@@ -243,7 +245,16 @@ class Validator:
         """Where to read a child of `root` from (see the module docstring), or None (reported)."""
 
         def job(read: str, local: bool) -> _Job:
-            return _Job(read, local, child.url, parent=parent, parent_line=child.line, depth=root.depth + 1)
+            folder = os.path.dirname(read) if local else None  # a local child index's own children
+            return _Job(
+                read,
+                local,
+                child.url,
+                parent=parent,
+                parent_line=child.line,
+                depth=root.depth + 1,
+                local_folder=folder,
+            )
 
         if root.local and root.local_folder is not None:
             local = self._local_child(root, child.url)
@@ -264,6 +275,18 @@ class Validator:
                         )
                     )
                     return None
+            if not self.options.fetch_missing:
+                self.emit(
+                    Diagnostic.make(
+                        "read-error",
+                        "The child sitemap is not next to the index (looked for its URL path in the index's "
+                        "folder); it is not fetched unless asked (--fetch-missing).",
+                        source=parent.source,
+                        line=child.line,
+                        url=child.url,
+                    )
+                )
+                return None
         if (
             not root.local
             and root.public_folder is not None
@@ -294,7 +317,10 @@ class Validator:
                 return None
             relative, required = unquote(url[len(root.public_folder) :]), True
         else:
-            relative, required = unquote(parts.path.rsplit("/", 1)[-1]), False
+            from sitemapkit.reader.local import local_child
+
+            found = local_child(os.path.join(root.local_folder, "index"), url)
+            return (str(found), False) if found is not None else None
         if not relative or relative.endswith("/"):
             return None
         folder = os.path.realpath(root.local_folder)

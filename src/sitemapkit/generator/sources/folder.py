@@ -212,6 +212,7 @@ def scan_folder(
     volatile_patterns: Iterable[str | re.Pattern[str]] = (),
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
     state: StateRun | None = None,
+    default_files: Iterable[str] | None = None,
 ) -> FolderScan:
     """The pages of the static site in `root`, published at `base_url` (the URL of `root`), in sorted order.
 
@@ -223,10 +224,14 @@ def scan_folder(
     transaction), and a later scan with the same options takes it from there, without opening the file,
     while the file's size, mtime, ctime and inode are unchanged: the same pages, skips and diagnostics.
 
+    `default_files`: the names a folder's URL serves (default `INDEX_NAMES`): such a file is listed as its
+    folder's URL.
+
     Raises `InvalidUrlError` for a bad `base_url`, `UnsupportedSelectorError` for an unsupported volatile
     selector and `UsageError` for an invalid volatile regular expression.
     """
     scope = Scope(base_url, tuple(allow_hosts))
+    index_names = INDEX_NAMES if default_files is None else tuple(n.lower() for n in default_files)
     real_root = os.path.realpath(os.fspath(root))
     includes = tuple(p.lower() for p in include)
     excludes = tuple(p.lower() for p in exclude)
@@ -236,6 +241,8 @@ def scan_folder(
     fingerprint = _fingerprint(
         scope, tuple(allow_hosts), clean_urls, images, selectors, patterns, max_page_bytes
     )
+    if index_names != INDEX_NAMES:
+        fingerprint += "|" + "/".join(index_names)
 
     include_name, include_path = _globs(includes)
     exclude_name, exclude_path = _globs(excludes)
@@ -284,7 +291,7 @@ def scan_folder(
                 if not (target + os.sep).startswith(real_root + os.sep):
                     skip(path, None, "symlink-outside-root", f"links to {target}")
                     continue
-            url = _url_of(scope.folder, rel, clean_urls)
+            url = _url_of(scope.folder, rel, clean_urls, index_names)
             if _is_error_page(rel):
                 skip(path, url, "error-page", "an error page, by its name")
                 continue
@@ -484,10 +491,10 @@ def _walk(
         yield e.path, rel, key, link
 
 
-def _url_of(folder: str, rel: str, clean_urls: bool) -> str:
+def _url_of(folder: str, rel: str, clean_urls: bool, index_names: tuple[str, ...] = INDEX_NAMES) -> str:
     head, _, name = rel.rpartition("/")
     low = name.lower()
-    if low in INDEX_NAMES:
+    if low in index_names:
         rel = head + "/" if head else ""
     elif clean_urls and low.endswith(HTML_SUFFIXES):
         rel = rel[: rel.rfind(".")]

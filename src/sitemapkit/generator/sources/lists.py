@@ -5,7 +5,8 @@
   `#` comments and blank lines are ignored.
 - `.csv` needs a header naming `loc` and optionally `lastmod`, `changefreq`, `priority`.
 - `.jsonl` holds one object per line with those keys.
-- `.gz` inputs are decompressed; `-` reads standard input. UTF-8, with or without a BOM.
+- `.gz` inputs are decompressed; `-` reads standard input. UTF-8, with or without a BOM, unless an
+  `encoding` is given (see `sitemapkit.generator.sources.encodings`); URLs are UTF-8 percent-encoded.
 
 Bad lines become diagnostics with file and line; a bad optional field is dropped and the URL kept. A line
 longer than `MAX_LINE_BYTES` (1 MiB) is reported and skipped without being held whole.
@@ -18,6 +19,7 @@ import dataclasses
 import gzip
 import json
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -101,11 +103,15 @@ def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[by
             yield line
 
 
-def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[str], bool]]:
+def _decoded(
+    stream: IO[bytes], fields: _Reporter, encoding: str | None = None
+) -> Iterator[tuple[int, list[str], bool]]:
     """Lines in batches, decoded a megabyte at a time: (number of the batch's first line, lines without
     line endings, whether every byte of the batch is a canonical URL character, TAB or LF).
-    A BOM is removed; a line that is not UTF-8 is reported and skipped; so is a line longer than
-    `MAX_LINE_BYTES`, which stands as an empty line in its batch (its bytes are dropped as they come)."""
+    A UTF-8 BOM is removed; a line that is not in `encoding` (default UTF-8) is reported and skipped; so is
+    a line longer than `MAX_LINE_BYTES`, which stands as an empty line in its batch (its bytes are dropped as
+    they come)."""
+    codec = encoding or "utf-8"
     number = 1
     carry = b""
     skipping = False  # inside a line that is too long, until its end
@@ -142,10 +148,10 @@ def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[s
             data = data[end:] if end >= 0 else b""
         if first:
             first = False
-            if data.startswith(b"\xef\xbb\xbf"):
+            if data.startswith(b"\xef\xbb\xbf") and codec.replace("_", "-") in ("utf-8", "utf8"):
                 data = data[3:]
         try:
-            text = data.decode("utf-8")
+            text = data.decode(codec)
             lines = text.split("\n")
             if "\r" in text:
                 lines = [line.rstrip("\r") for line in lines]
@@ -153,10 +159,11 @@ def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[s
             lines = []
             for offset, raw in enumerate(data.split(b"\n")):
                 try:
-                    lines.append(raw.decode("utf-8").rstrip("\r"))
+                    lines.append(raw.decode(codec).rstrip("\r"))
                 except UnicodeDecodeError as exc:
+                    name = "UTF-8" if codec == "utf-8" else codec
                     fields.bad_line(
-                        f"not UTF-8 (byte {exc.start + 1} of the line); the line is skipped", number + offset
+                        f"not {name} (byte {exc.start + 1} of the line); the line is skipped", number + offset
                     )
                     lines.append("")
         if lines and not lines[-1] and data.endswith(b"\n"):
@@ -167,14 +174,18 @@ def _decoded(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, list[s
             return
 
 
-def _lines(stream: IO[bytes], fields: _Reporter) -> Iterator[tuple[int, str]]:
+def _lines(stream: IO[bytes], fields: _Reporter, encoding: str | None = None) -> Iterator[tuple[int, str]]:
     """Decoded lines with their 1-based numbers (see `_decoded`)."""
-    for first, lines, _ in _decoded(stream, fields):
+    for first, lines, _ in _decoded(stream, fields, encoding):
         yield from enumerate(lines, start=first)
 
 
-def _list_record(text: str, number: int, fields: _Reporter) -> TextRecord | None:
-    """The record of one URL-list line, or None for a blank line, a comment or a bad line (reported)."""
+def _list_record(text: str, number: int, fields: _Reporter, sitemap_gen: bool = False) -> TextRecord | None:
+    """The record of one URL-list line, or None for a blank line, a comment or a bad line (reported).
+
+    A line without TABs is in sitemap_gen.py's form (`URL key=value ...`) when some token after the URL is
+    `key=value`, or always with `sitemap_gen`: then the URL is the first token, and a token that is not
+    `key=value` is reported (`invalid-value`) and ignored."""
     if "\t" in text:
         url, *rest = text.split("\t")
         url = url.strip()
@@ -191,6 +202,8 @@ def _list_record(text: str, number: int, fields: _Reporter) -> TextRecord | None
         url, *rest = line.split()
         if rest and all("=" in token for token in rest):
             values = _fields_from(rest, fields, number, positional=False)
+        elif rest and (sitemap_gen or any("=" in token for token in rest)):
+            values = _sitemap_gen_fields(url, rest, fields, number)
         elif rest:  # a URL with raw spaces in it: encoded later
             url, values = line, {}
         else:
@@ -200,10 +213,30 @@ def _list_record(text: str, number: int, fields: _Reporter) -> TextRecord | None
     )
 
 
-def _read_list(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
-    for first, lines, _ in _decoded(stream, fields):
+def _sitemap_gen_fields(url: str, tokens: list[str], fields: _Reporter, line: int) -> dict[str, str]:
+    """The `key=value` tokens of a sitemap_gen.py list line; any other token is reported and ignored."""
+    pairs = [t for t in tokens if "=" in t]
+    for token in tokens:
+        if "=" not in token:
+            fields.report(
+                Diagnostic.make(
+                    "invalid-value",
+                    f"{token!r} is not a key=value field (lastmod=, changefreq=, priority=); it is ignored "
+                    "and the URL is the line's first token",
+                    source=fields.source,
+                    line=line,
+                    url=url,
+                )
+            )
+    return _fields_from(pairs, fields, line, positional=False)
+
+
+def _read_list(
+    stream: IO[bytes], fields: _Reporter, encoding: str | None = None, sitemap_gen: bool = False
+) -> Iterator[TextRecord]:
+    for first, lines, _ in _decoded(stream, fields, encoding):
         for number, text in enumerate(lines, start=first):
-            record = _list_record(text, number, fields)
+            record = _list_record(text, number, fields, sitemap_gen)
             if record is not None:
                 yield record
 
@@ -227,8 +260,8 @@ def _fields_from(tokens: list[str], fields: _Reporter, line: int, *, positional:
     return values
 
 
-def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
-    lines = _lines(stream, fields)
+def _read_csv(stream: IO[bytes], fields: _Reporter, encoding: str | None = None) -> Iterator[TextRecord]:
+    lines = _lines(stream, fields, encoding)
     numbers: list[int] = []
 
     def texts() -> Iterator[str]:
@@ -283,12 +316,14 @@ def _read_csv(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord]:
 _EXTENSIONS = ("images", "videos", "news", "alternates")
 
 
-def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord | UrlEntry]:
+def _read_jsonl(
+    stream: IO[bytes], fields: _Reporter, encoding: str | None = None
+) -> Iterator[TextRecord | UrlEntry]:
     """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
     `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; bad extension
     data is reported and dropped, the URL kept. `sitemap` (where `parse` found the URL) is ignored."""
     warned: set[str] = set()
-    for number, text in _lines(stream, fields):
+    for number, text in _lines(stream, fields, encoding):
         if not text.strip():
             continue
         try:
@@ -330,16 +365,24 @@ def _read_jsonl(stream: IO[bytes], fields: _Reporter) -> Iterator[TextRecord | U
 _READERS = {"list": _read_list, "csv": _read_csv, "jsonl": _read_jsonl}
 
 
-def read_records(name: str, report: DiagnosticHandler) -> Iterator[TextRecord | UrlEntry]:
+def read_records(
+    name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
+) -> Iterator[TextRecord | UrlEntry]:
     """Stream the records of one input file (`-` for stdin): the fields as text, with file and line.
+    `encoding`: the file's text encoding (default UTF-8); `sitemap_gen`: read a URL list's lines in
+    sitemap_gen.py's form (see `_list_record`).
 
     Raises `InputError` if the file cannot be opened or read at all.
     """
     stream = open_input(name)
     fields = _Reporter("<stdin>" if name == "-" else name, report)
     try:
-        yield from _READERS[input_kind(name)](stream, fields)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        kind = input_kind(name)
+        if kind == "list":
+            yield from _read_list(stream, fields, encoding, sitemap_gen)
+        else:
+            yield from _READERS[kind](stream, fields, encoding)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(f"{fields.source}: cannot be read ({exc})") from None
     finally:
         if stream is not sys.stdin.buffer:
@@ -356,7 +399,7 @@ LineParser = Callable[[str, int], "TextRecord | None"]
 
 @contextmanager
 def list_batches(
-    name: str, report: DiagnosticHandler
+    name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
 ) -> Iterator[tuple[Iterator[tuple[int, list[str], bool]], LineParser]]:
     """The lines of a URL list in decoded batches (see `_decoded`), with the function that parses one
     line into a record, for writers that take the canonical lines inline (`SitemapWriter.add_lines`)."""
@@ -364,12 +407,12 @@ def list_batches(
     fields = _Reporter("<stdin>" if name == "-" else name, report)
 
     def parse(text: str, number: int) -> TextRecord | None:
-        return _list_record(text, number, fields)
+        return _list_record(text, number, fields, sitemap_gen)
 
     def batches() -> Iterator[tuple[int, list[str], bool]]:
         try:
-            yield from _decoded(stream, fields)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            yield from _decoded(stream, fields, encoding)
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"{fields.source}: cannot be read ({exc})") from None
 
     try:
@@ -379,10 +422,12 @@ def list_batches(
             stream.close()
 
 
-def read_source(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
+def read_source(
+    name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
+) -> Iterator[UrlEntry]:
     """Stream the entries of one input file (`-` for stdin). Entries carry `sitemap=name` and `line`;
-    a bad optional field is reported and dropped."""
-    for record in read_records(name, report):
+    a bad optional field is reported and dropped. See `read_records` for `encoding` and `sitemap_gen`."""
+    for record in read_records(name, report, encoding, sitemap_gen=sitemap_gen):
         yield record if isinstance(record, UrlEntry) else entry_from_text(record, report)
 
 

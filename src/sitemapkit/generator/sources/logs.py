@@ -5,6 +5,11 @@ Formats, detected per file from its first parseable lines (a file mixing them is
 - `common` (NCSA/CLF): `%h %l %u %t "%r" %>s %b`
 - `combined`: common + `"%{Referer}i" "%{User-Agent}i"` (nginx's default; extra fields after it are allowed)
 - `vhost_combined`: `%v:%p` + combined (Apache's Debian default for virtual hosts)
+- `w3c`: W3C Extended (IIS, and any server that writes `#Fields:`; see `sitemapkit.generator.sources.w3c`),
+  recognised by its `#Fields:` (or `#Software:`, `#Version:`, `#Date:`) directives.
+
+`log_format` forces one of them for every line. With an `encoding`, lines are decoded with it (a line that
+cannot be is reported and skipped); without one, as UTF-8 with undecodable bytes kept as `%HH`.
 
 Files may be gzipped (recognised by their magic bytes). A line counts when its method is GET or HEAD and its
 status is 2xx or 304; the request target is resolved against `base_url` (`/path` targets, or absolute
@@ -29,6 +34,7 @@ import gzip
 import math
 import os
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -37,7 +43,7 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
-from sitemapkit.core.errors import InputError, InvalidUrlError
+from sitemapkit.core.errors import InputError, InvalidUrlError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.generator.sources.lists import TOO_LONG, bounded_lines, open_input
@@ -219,14 +225,22 @@ def read_logs(
     assets: Iterable[str] = DEFAULT_ASSET_EXTENSIONS,
     allow_hosts: Iterable[str] = (),
     bad_line_samples: int = 5,
+    encoding: str | None = None,
+    log_format: str | None = None,
+    statuses: frozenset[int] | None = None,
     report: DiagnosticHandler,
 ) -> LogSummary:
     """Count the hits of each page in access logs (see the module docstring).
 
     `exclude`: glob patterns matched against the target's path and query (`/admin/*`, `*?session=*`), or
     regular expressions prefixed `re:` (searched in it). `assets`: extensions to drop (no dot, any case).
-    Raises `InputError` when a file cannot be opened or is corrupt gzip.
+    `encoding` and `log_format`: see the module docstring. `statuses`: the statuses that count (default
+    2xx and 304). Raises `InputError` when a file cannot be opened or is corrupt gzip.
     """
+    from sitemapkit.generator.sources.w3c import W3CLog, is_directive
+
+    if log_format is not None and log_format not in (*FORMATS, "w3c"):
+        raise UsageError(f"log format must be one of {', '.join((*FORMATS, 'w3c'))} (got {log_format!r})")
     scope = Scope(base_url, tuple(allow_hosts))
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(scope.folder))
     excluded = _compile_excludes(exclude)
@@ -240,7 +254,8 @@ def read_logs(
     for raw_path in paths:
         path = os.fspath(raw_path)
         stats.files += 1
-        order: tuple[str, ...] = tuple(FORMATS)
+        order: tuple[str, ...] = (log_format,) if log_format in FORMATS else tuple(FORMATS)
+        w3c = W3CLog(urlsplit(scope.folder).scheme) if log_format == "w3c" else None
         seen: Counter[str] = Counter()
         bad_here = 0
         parsed_here = 0
@@ -252,11 +267,35 @@ def read_logs(
                     stats.bad += 1
                     report(Diagnostic.make("bad-line", TOO_LONG, source=path, line=number))
                     continue
-                line = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
+                if encoding is None:
+                    line = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
+                else:
+                    try:
+                        line = raw.decode(encoding).rstrip("\r\n")
+                    except UnicodeDecodeError as exc:
+                        stats.lines += 1
+                        stats.bad += 1
+                        report(
+                            Diagnostic.make(
+                                "bad-line",
+                                f"not {encoding} (byte {exc.start + 1} of the line); the line is skipped",
+                                source=path,
+                                line=number,
+                            )
+                        )
+                        continue
                 if not line.strip():
                     continue
+                if w3c is None and log_format is None and is_directive(line):
+                    w3c = W3CLog(urlsplit(scope.folder).scheme)
+                if w3c is not None:
+                    fields = w3c.feed(line)
+                    if fields is None and not w3c.bad:
+                        continue  # a directive
+                    rec = LogLine(*fields) if fields is not None else None
+                else:
+                    rec = parse_log_line(line, order)
                 stats.lines += 1
-                rec = parse_log_line(line, order)
                 if rec is None:
                     stats.bad += 1
                     bad_here += 1
@@ -273,7 +312,7 @@ def read_logs(
                     continue
                 stats.parsed += 1
                 parsed_here += 1
-                if parsed_here <= _DETECT_LINES:
+                if parsed_here <= _DETECT_LINES and log_format is None:
                     seen[rec.format] += 1
                     if parsed_here == _DETECT_LINES or parsed_here == 1:
                         best = max(FORMATS, key=lambda f: (seen[f], -list(FORMATS).index(f)))
@@ -283,7 +322,11 @@ def read_logs(
                 if method not in ("GET", "HEAD"):
                     dropped["method"] += 1
                     continue
-                if not (200 <= rec.status < 300 or rec.status == 304):
+                if (
+                    (rec.status not in statuses)
+                    if statuses is not None
+                    else not (200 <= rec.status < 300 or rec.status == 304)
+                ):
                     dropped["status"] += 1
                     continue
                 if len(parts) not in (2, 3) or not parts[1]:
@@ -327,7 +370,7 @@ def read_logs(
                 hits[url] = hits.get(url, 0) + 1
                 if stamp is not None and stamp > last.get(url, -math.inf):
                     last[url] = stamp
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"{path}: cannot be read ({exc})") from None
         finally:
             stream.close()
@@ -340,12 +383,13 @@ def read_logs(
                 )
             )
         if parsed_here:
-            stats.formats[path] = order[0]
+            stats.formats[path] = "w3c" if w3c is not None else order[0]
         elif bad_here:
             report(
                 Diagnostic.make(
                     "unknown-log-format",
-                    f"none of its {bad_here:,} lines is a common, combined or vhost_combined log line",
+                    f"none of its {bad_here:,} lines is a common, combined, vhost_combined or W3C Extended "
+                    "(#Fields:) log line",
                     source=path,
                 )
             )
