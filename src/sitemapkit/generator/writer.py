@@ -780,7 +780,7 @@ class SitemapWriter:
     def _write_index(self, temp: Path, files: list[SitemapFile], plain: bool = False) -> int:
         header = xml_header("sitemapindex", (), self.xsl_href).encode()
         footer = xml_footer("sitemapindex").encode()
-        out: IO[bytes]
+        out: IO[bytes] | GzipWriter
         raw: IO[bytes]
         if plain:  # never gzipped
             out = raw = open(temp, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed below
