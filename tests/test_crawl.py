@@ -631,7 +631,14 @@ def test_redirect_out_of_scope(server: LocalServer, tmp_path: Path) -> None:
         other.route("/landing", page("elsewhere"), content_type=HTML)
         server.route("/", page(links("/ext")), content_type=HTML)
         server.redirect("/ext", other.url("/landing"), 302)
+        # another loopback origin than the one named: the fetch policy refuses the hop, nothing is sent there
         urls, left, _ = run(server, tmp_path)
+        assert set(urls) == {server.url("/")}
+        assert left[server.url("/ext")].reason == "redirect"
+        assert other.url("/landing") in left[server.url("/ext")].detail
+        assert other.requests == []
+        # allowed: the hop is followed, and its target recorded as out of scope, never crawled further
+        urls, left, _ = run(server, tmp_path, allow_private=True, crawl_db=tmp_path / "second.db")
         assert set(urls) == {server.url("/")}
         assert left[server.url("/ext")].reason == "redirect"
         assert left[other.url("/landing")].reason == "out-of-scope"

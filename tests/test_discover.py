@@ -19,7 +19,7 @@ from sitemapkit.reader.discover import (
     robots_url,
     sitemaps_in_robots,
 )
-from sitemapkit.reader.fetch import Fetcher, FetchOptions
+from sitemapkit.reader.fetch import Fetcher, FetchOptions, FetchPolicy
 from tests.localserver import LocalServer
 
 URLSET = '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
@@ -32,7 +32,8 @@ async def _no_sleep(_: float) -> None:
 
 def run_discover(site: str, diagnostics: list[Diagnostic] | None = None) -> Discovery:
     async def run() -> Discovery:
-        async with Fetcher(FetchOptions(sleep=_no_sleep, retries=0)) as f:
+        policy = FetchPolicy().trusting(site)  # the site is the one the user named
+        async with Fetcher(FetchOptions(sleep=_no_sleep, retries=0, policy=policy)) as f:
             return await discover(
                 site, f, on_diagnostic=(diagnostics.append if diagnostics is not None else None)
             )

@@ -18,6 +18,7 @@ from sitemapkit.reader.fetch import (
     Fetcher,
     FetchError,
     FetchOptions,
+    FetchPolicy,
     FetchResponse,
     fetch,
 )
@@ -37,7 +38,12 @@ class Sleeps:
 
 
 def opts(sleeps: Sleeps | None = None, **kw: object) -> FetchOptions:
-    base: dict[str, object] = {"sleep": sleeps or Sleeps(), "jitter": lambda: 0.0}
+    # The HTTP stack itself is tested here, on loopback: the policy's address check is tested on its own.
+    base: dict[str, object] = {
+        "sleep": sleeps or Sleeps(),
+        "jitter": lambda: 0.0,
+        "policy": FetchPolicy(allow_private=True),
+    }
     base.update(kw)
     return FetchOptions(**base)  # type: ignore[arg-type]
 

@@ -43,7 +43,7 @@ from sitemapkit.publisher.indexnow import (
     verify_key,
     write_key_file,
 )
-from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.reader.fetch import FetchOptions, FetchPolicy
 from tests.localserver import Answer, LocalServer, sequence
 
 KEY = "3f1c2a9be0d84b7c9a5e6d1f2b3c4a5d"
@@ -266,8 +266,13 @@ def test_verify_key_refuses_a_redirect_to_another_host(server: LocalServer) -> N
     try:
         serve_key(other)
         server.redirect(f"/{KEY}.txt", other.url(f"/{KEY}.txt"))
-        with pytest.raises(KeyFileError, match="redirects to another host"):
+        # another port on loopback: the fetch policy does not even connect
+        with pytest.raises(KeyFileError, match="is a loopback address"):
             verify_key(KEY, host=server.base, options=opts())
+        assert other.requests == []
+        # private addresses allowed: fetched, and still refused as another host
+        with pytest.raises(KeyFileError, match="redirects to another host"):
+            verify_key(KEY, host=server.base, options=opts(policy=FetchPolicy(allow_private=True)))
     finally:
         other.stop()
 

@@ -316,7 +316,11 @@ def test_local_index_with_http_children(server: LocalServer, tmp_path: Path) -> 
     entries, reader = run(str(f))  # not next to the index, and not fetched unless asked
     assert entries == [] and [d.code for d in reader.diagnostics] == ["read-error"]
     assert "--fetch-missing" in next(iter(reader.diagnostics)).message
+    # fetched when asked; a local file names no origin, so a loopback address also needs allow_private
     entries, reader = run(str(f), fetch_missing=True)
+    assert entries == [] and codes(reader) == ["private-address"]
+    assert server.requests == []
+    entries, reader = run(str(f), fetch_missing=True, allow_private=True)
     assert [e.loc for e in entries] == ["https://example.com/a"]
     assert reader.tree is not None and reader.tree.url == str(f)
 

@@ -94,6 +94,7 @@ def audit(
     user_agent: str = USER_AGENT,
     timeout: float = 30.0,
     retries: int = 2,
+    allow_private: bool = False,
     allow_hosts: Iterable[str] = (),
     now: dt.datetime | None = None,
     baseline: str | os.PathLike[str] | dict[str, Any] | None = None,
@@ -143,6 +144,7 @@ def audit(
         timeout=timeout,
         retries=retries,
         sitemaps=False,
+        allow_private=allow_private,
     )
     clock = now or dt.datetime.now(dt.UTC)
     report = AuditReport(target, format_w3c(clock.replace(microsecond=0)))

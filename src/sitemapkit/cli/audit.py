@@ -55,6 +55,11 @@ from sitemapkit.crawl.engine import CrawlProgress
 @click.option("--user-agent", default=USER_AGENT, show_default=True)
 @click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
 @click.option(
+    "--allow-private",
+    is_flag=True,
+    help="Also check URLs on loopback and private addresses other than the site's own (refused by default).",
+)
+@click.option(
     "--retries", default=2, show_default=True, type=click.IntRange(0, 10), help="On 429, 5xx, errors."
 )
 @click.option(
@@ -83,6 +88,7 @@ def audit(
     rate: float | None,
     user_agent: str,
     timeout: float,
+    allow_private: bool,
     retries: int,
     max_findings: int,
 ) -> None:
@@ -117,6 +123,7 @@ def audit(
                 user_agent=user_agent,
                 timeout=timeout,
                 retries=retries,
+                allow_private=allow_private,
                 allow_hosts=allow_hosts,
                 baseline=baseline,
                 crawl_db=crawl_db,

@@ -54,6 +54,12 @@ from sitemapkit.crawl.run import crawl as run_crawl
 @click.option(
     "--retries", default=2, show_default=True, type=click.IntRange(0, 10), help="On 429, 5xx, errors."
 )
+@click.option(
+    "--allow-private",
+    is_flag=True,
+    help="Also fetch from loopback and private addresses other than the start URL's own (off by default: "
+    "a link or redirect there is refused).",
+)
 @click.option("--no-sitemaps", is_flag=True, help="Do not seed the crawl with the site's existing sitemaps.")
 @click.option("--images", is_flag=True, help="List each page's in-scope <img> as image entries.")
 @click.option(
@@ -106,6 +112,7 @@ def crawl(
     user_agent: str,
     timeout: float,
     retries: int,
+    allow_private: bool,
     no_sitemaps: bool,
     images: bool,
     render: bool,
@@ -162,6 +169,7 @@ def crawl(
                 user_agent=user_agent,
                 timeout=timeout,
                 retries=retries,
+                allow_private=allow_private,
                 sitemaps=not no_sitemaps,
                 images=images,
                 render=render,

@@ -23,7 +23,9 @@ from sitemapkit.reader.parquet import require_pyarrow, write_parquet
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_CHILDREN,
     DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_SITEMAPS,
     Reader,
     SitemapNode,
     read,
@@ -88,6 +90,40 @@ TREE_COLUMNS = (
     help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
 )
 @click.option(
+    "--max-duration",
+    metavar="S",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
+)
+@click.option(
+    "--max-children",
+    metavar="N",
+    default=DEFAULT_MAX_CHILDREN,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Children of one index followed; the rest are reported, not fetched.",
+)
+@click.option(
+    "--max-sitemaps",
+    metavar="N",
+    default=DEFAULT_MAX_SITEMAPS,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Sitemaps one walk records; past it, children are reported, not fetched.",
+)
+@click.option(
+    "--allow-private",
+    is_flag=True,
+    help="Fetch loopback, private and link-local addresses on any host (default: only on SOURCE's own).",
+)
+@click.option(
+    "--follow-cross-host",
+    is_flag=True,
+    help="Follow index children and redirects that leave SOURCE's site.",
+)
+@click.option(
     "--fetch-missing",
     is_flag=True,
     help="With a local sitemap index: fetch the children not found next to it (by default only local "
@@ -111,6 +147,11 @@ def parse(
     user_agent: str | None,
     max_download: int,
     timeout: float | None,
+    max_duration: float,
+    max_children: int,
+    max_sitemaps: int,
+    allow_private: bool,
+    follow_cross_host: bool,
     fetch_missing: bool,
     output: str,
     max_diagnostics: int,
@@ -123,6 +164,9 @@ def parse(
     A local index's children are read from its folder (by their URL path); the
     network is used for those not found there only with --fetch-missing.
     Problems go to stderr, each naming its file or URL.
+    Nothing is fetched from a
+    private or loopback address (unless it is SOURCE's own) or from another site
+    than the index naming it: see --allow-private and --follow-cross-host.
 
     Exit status: 0 when the walk completed (even with problems), 1 when nothing
     could be read from SOURCE, 2 for bad options.
@@ -152,6 +196,11 @@ def parse(
             max_download=max_download,
             timeout=timeout,
             user_agent=user_agent,
+            max_duration=max_duration,
+            max_children=max_children,
+            max_sitemaps=max_sitemaps,
+            allow_private=allow_private,
+            follow_cross_host=follow_cross_host,
             fetch_missing=fetch_missing,
             on_diagnostic=printer,
         )

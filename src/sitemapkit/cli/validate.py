@@ -60,6 +60,25 @@ from sitemapkit.validator.run import validate as run_validate
     type=click.FloatRange(0, min_open=True),
     help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
 )
+@click.option(
+    "--max-duration",
+    metavar="S",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
+)
+@click.option(
+    "--allow-private",
+    is_flag=True,
+    help="Fetch loopback, private and link-local addresses on any host (default: only on a SOURCE's or "
+    "--url's own).",
+)
+@click.option(
+    "--follow-cross-host",
+    is_flag=True,
+    help="Follow index children and redirects that leave the index's site.",
+)
 def validate(
     sources: tuple[str, ...],
     public_url: str | None,
@@ -69,6 +88,9 @@ def validate(
     max_errors: int,
     allow_hosts: tuple[str, ...],
     timeout: float | None,
+    max_duration: float,
+    allow_private: bool,
+    follow_cross_host: bool,
 ) -> None:
     """Validate sitemaps: report what search engines would reject or ignore, with file and line.
 
@@ -95,6 +117,9 @@ def validate(
             recursive=not no_recursive,
             allow_hosts=allow_hosts,
             timeout=timeout,
+            max_duration=max_duration,
+            allow_private=allow_private,
+            follow_cross_host=follow_cross_host,
             fetch_missing=fetch_missing,
         )
     except (UsageError, InputError) as exc:

@@ -19,6 +19,8 @@ MAX_VIDEO_TAGS: Final = 32
 MAX_VIDEO_DESCRIPTION: Final = 2_048
 MAX_VIDEO_DURATION: Final = 28_800
 MAX_ROBOTS_BYTES: Final = 500 * 1024
+MAX_LINE_BYTES: Final = 1 << 20
+"""Longest line of a text input (URL list, CSV, JSONL, access log); a longer one is skipped, never held."""
 
 NS_SITEMAP: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NS_SITEMAP_LEGACY: Final = "http://www.google.com/schemas/sitemap/0.84"

@@ -46,6 +46,21 @@ CODES: dict[str, CodeInfo] = dict(
         ),
         _c("fetch-loop", W, "A sitemap was already visited (an index lists itself or an ancestor)."),
         _c("too-deep", W, "The index nesting is deeper than the configured maximum."),
+        _c(
+            "private-address",
+            E,
+            "A URL leads to a loopback, private, link-local or reserved address; not fetched.",
+        ),
+        _c(
+            "cross-host",
+            E,
+            "An index child or a redirect leaves the site; not followed (--follow-cross-host).",
+        ),
+        _c(
+            "walk-limit",
+            W,
+            "More children than a walk bound allows (--max-children, --max-sitemaps); not followed.",
+        ),
         _c("download-too-large", E, "The download exceeded the configured cap; the rest was not read."),
         _c("read-error", E, "A local file could not be read (missing, a folder, no permission)."),
         _c("no-sitemap", E, "No sitemap was found: robots.txt names none and no well-known path has one."),

@@ -35,7 +35,14 @@ from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.crawl.frontier import Frontier, Outcome, Queued
 from sitemapkit.crawl.policy import CrawlRules, Pacer, RobotsRules, agent_token, origin_of
 from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
-from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchOptions, FetchResponse
+from sitemapkit.reader.fetch import (
+    RETRY_STATUSES,
+    Fetcher,
+    FetchError,
+    FetchOptions,
+    FetchPolicy,
+    FetchResponse,
+)
 
 if TYPE_CHECKING:
     from sitemapkit.crawl.render import Renderer
@@ -68,6 +75,8 @@ class CrawlOptions:
     """Record each listed page's content hash (for `--state`)."""
     render: bool = False
     """Run each page's JavaScript in headless Chromium before reading it (`sitemapkit.crawl.render`)."""
+    allow_private: bool = False
+    """Fetch from loopback and private addresses other than the start URL's own origin (the fetch policy)."""
 
     def fetch_options(self) -> FetchOptions:
         """The HTTP options of every request the crawl makes (pages, robots.txt, sitemaps)."""
@@ -81,6 +90,8 @@ class CrawlOptions:
             retries=0,  # retried here, so that a Retry-After holds the whole host back
             per_host=self.concurrency,
             max_connections=max(16, self.concurrency * 4),
+            # the start URL is the origin the user named: a site on a private address may be crawled
+            policy=FetchPolicy(allow_private=self.allow_private).trusting(self.start_url),
         )
 
 
@@ -315,16 +326,17 @@ class Crawler:
                     await self._answer(item, response, started)
                     return
             except FetchError as exc:
-                redirect = "redirect" in exc.reason
+                # a redirect loop, or a hop the fetch policy refused (its URL is the hop's, not this one)
+                hop = exc.url != url
+                redirect = hop or "redirect" in exc.reason
                 if not redirect and attempt < opts.retries:
                     self.pacer.hold(origin, fetch_opts.backoff(attempt))
                     continue
                 elapsed = int((time.monotonic() - started) * 1000)
+                detail = f"redirects to {exc.url}: {exc.reason}" if hop else exc.reason
                 self._decide(
                     url,
-                    Outcome(
-                        reason="redirect" if redirect else "error", detail=exc.reason, elapsed_ms=elapsed
-                    ),
+                    Outcome(reason="redirect" if redirect else "error", detail=detail, elapsed_ms=elapsed),
                 )
                 return
 

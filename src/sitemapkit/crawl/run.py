@@ -51,6 +51,7 @@ class CrawlSource:
     sitemaps: bool = True
     images: bool = False
     render: bool = False
+    allow_private: bool = False
     crawl_db: str | os.PathLike[str] | None = None
     resume: bool = False
     publish_partial: bool = False
@@ -165,6 +166,7 @@ def crawl(
     sitemaps: bool = True,
     images: bool = False,
     render: bool = False,
+    allow_private: bool = False,
     crawl_db: str | os.PathLike[str] | None = None,
     resume: bool = False,
     publish_partial: bool = False,
@@ -204,6 +206,9 @@ def crawl(
     `default_crawl_db`): an interrupted crawl continues with `resume=True` without fetching again what it
     has. Nothing is published unless the crawl completes (or `publish_partial`).
 
+    The start URL's origin may be on a private or loopback address; other such addresses are refused
+    unless `allow_private` (the fetch policy, see the README's Security section).
+
     `render=True` runs each page's JavaScript in headless Chromium first (`sitemapkit.crawl.render`; needs
     the `render` extra and a system Chromium, else `UsageError`).
     """
@@ -225,6 +230,7 @@ def crawl(
         sitemaps=sitemaps,
         images=images,
         render=render,
+        allow_private=allow_private,
         crawl_db=crawl_db,
         resume=resume,
         publish_partial=publish_partial,
@@ -317,6 +323,7 @@ def run_crawl(
         images=src.images,
         hashes=hashes,
         render=src.render,
+        allow_private=src.allow_private,
     )
     crawler = Crawler(options, frontier, on_diagnostic=on_diagnostic, on_progress=on_progress)
     try:

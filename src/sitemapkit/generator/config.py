@@ -408,6 +408,7 @@ _SOURCE_KEYS = {
         "retries",
         "sitemaps",
         "images",
+        "allow_private",
         "crawl_db",
     ),
 }
@@ -569,7 +570,12 @@ def _crawl(r: _Reader, source: dict[str, Any], key: Key) -> dict[str, Any]:
             if value <= 0:
                 raise r.fail((*key, name), f"must be more than 0 (got {value})")
             options[name] = float(value)
-    for name, default in (("strip_query", False), ("sitemaps", True), ("images", False)):
+    for name, default in (
+        ("strip_query", False),
+        ("sitemaps", True),
+        ("images", False),
+        ("allow_private", False),
+    ):
         options[name] = r.get(source, (*key, name), bool, default)
     agent = r.get(source, (*key, "user_agent"), str, None)
     if agent is not None:

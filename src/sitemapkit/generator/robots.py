@@ -322,17 +322,26 @@ def update_robots(
 
     See `edit_robots_text` for what changes. The file is created if it is missing (unless there is
     nothing to list), left untouched when nothing changes, and otherwise replaced atomically (a temporary
-    file in the same folder, then a rename) keeping its permissions; a symbolic link is followed. With
-    `dry_run` nothing is written. Warnings (see `robots_warnings`) go to `on_diagnostic` and into the
-    result.
+    file in the same folder, then a rename) keeping its permissions; a symbolic link is followed only when
+    it leads to a file inside the folder `path` is in (else `InputError`: a robots.txt linked to a file
+    elsewhere must not be rewritten through the link). With `dry_run` nothing is written. Warnings (see
+    `robots_warnings`) go to `on_diagnostic` and into the result.
 
     Raises `UsageError` for a bad sitemap URL, `InputError` when the file cannot be read, is larger than
-    the 500 KiB that Google reads, or is not a regular file (a FIFO, a device, a socket or a folder, after
-    following symbolic links: such a file is neither read nor replaced), and `PublishError` when it cannot
+    the 500 KiB that Google reads, is a symbolic link leading out of its folder, or is not a regular file (a
+    FIFO, a device, a socket or a folder, after following symbolic links: such a file is neither read nor
+    replaced), and `PublishError` when it cannot
     be written.
     """
     path = Path(path)
     target = Path(os.path.realpath(path))
+    folder = Path(os.path.realpath(path.parent))
+    if target.parent != folder and folder not in target.parents:
+        raise InputError(
+            f"{path}: is a symbolic link to {target}, outside its folder {path.parent}; sitemapkit edits no "
+            "file outside the folder it publishes to. Nothing was read or written: replace the link with "
+            "the file, or name the real file"
+        )
     urls = None if sitemap_urls is None else list(sitemap_urls)
     removal = list(remove)
     before, existed = _read(path, target)
@@ -397,7 +406,10 @@ def _sitemap_values(text: str) -> list[str]:
     `Sitemap :`, `site-map:`, a missing colon, a trailing comment)."""
     if "site" not in text.lower():
         return []
-    return list(Protego.parse(text).sitemaps)
+    # protego cannot take the lone surrogates that stand for bytes which are not UTF-8 (it would crash
+    # quoting a rule on the same line): it gets U+FFFD in their place
+    clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return list(Protego.parse(clean).sitemaps)
 
 
 LineKind = Literal["begin", "end", "managed", "foreign", "other"]

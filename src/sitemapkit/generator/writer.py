@@ -43,6 +43,7 @@ from sitemapkit.generator.serialize import (
     xml_header,
 )
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord, entry_from_text
+from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
 if TYPE_CHECKING:
     from sitemapkit.generator.hreflang import HreflangGroups, Spilled
@@ -277,6 +278,9 @@ class SitemapWriter:
         except OSError as exc:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
         _check_writable(self.out_dir)
+        # this run's lock first, then the temporary files that killed runs left (see tempfiles.py)
+        self._lock = RunLock(self.out_dir, self._token)
+        remove_stale(self.out_dir, keep=self._token)
         self._groups: HreflangGroups | None = None
         if hreflang == "complete":
             from sitemapkit.generator.hreflang import HreflangGroups
@@ -711,6 +715,7 @@ class SitemapWriter:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         self._temps.clear()
+        self._lock.release()
 
     def __enter__(self) -> SitemapWriter:
         return self

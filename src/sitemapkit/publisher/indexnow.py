@@ -349,6 +349,10 @@ async def _averify_key(site: Site, options: FetchOptions) -> str:
         if site.key_location is None
         else "publish the key file there (content: the key)"
     )
+    # The key file is on the host the user named (--host): its origin is trusted by the fetch policy. A
+    # redirect to another host is judged below, with a message about the key file.
+    policy = dataclasses.replace(options.policy, follow_cross_host=True).trusting(url)
+    options = dataclasses.replace(options, policy=policy)
     try:
         async with Fetcher(options) as fetcher:
             got = await fetcher.get(url, limit=_KEY_FILE_LIMIT)

@@ -7,6 +7,8 @@ import re
 from typing import Final
 
 _STRAY = re.compile(rb"&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)")
+_STRAYS = re.compile(rb"(?:&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);))+")
+"""A run of stray `&`: taken as one match, so that a megabyte of them costs a few C calls, not a million."""
 _NORMAL, _CDATA, _COMMENT, _PI = 0, 1, 2, 3
 _CLOSERS: Final = {_CDATA: b"]]>", _COMMENT: b"-->", _PI: b"?>"}
 _REF_MAX: Final = 12
@@ -36,7 +38,7 @@ class _StrayAmpersands:
             and (b"&" not in data or _STRAY.search(data) is None)
         ):
             return data, []
-        strays: list[int] = []
+        runs: list[tuple[int, int]] = []  # (offset, length) of each run of stray `&`
         n = len(data)
         cut = n
         pos = 0
@@ -50,12 +52,16 @@ class _StrayAmpersands:
                     next_pi = data.find(b"<?", pos)
                 j = min(x for x in (next_bang, next_pi, n) if x >= 0)
                 held = False
-                for m in _STRAY.finditer(data, pos, j):
-                    if not final and m.start() > n - _REF_MAX:
-                        cut = m.start()
+                for m in _STRAYS.finditer(data, pos, j):
+                    first, end = m.span()
+                    if not final and end - 1 > n - _REF_MAX:
+                        end = max(first, n - _REF_MAX + 1)  # the last few may start a reference
+                        if end > first:
+                            runs.append((first, end - first))
+                        cut = end
                         held = True
                         break
-                    strays.append(m.start())
+                    runs.append((first, end - first))
                 if held:
                     break
                 if j >= n:
@@ -85,17 +91,20 @@ class _StrayAmpersands:
         if cut < n:
             self._tail = data[cut:]
             data = data[:cut]
-        if strays:
+        strays: list[int] = []
+        if runs:
+            # each stray `&` becomes `&amp;`; in the output, each earlier stray added four bytes
             parts: list[bytes] = []
             last = 0
-            for s in strays:
-                parts.append(data[last : s + 1])
-                parts.append(b"amp;")
-                last = s + 1
+            added = 0
+            for first, count in runs:
+                parts.append(data[last:first])
+                parts.append(b"&amp;" * count)
+                strays.extend(range(first + added, first + added + 5 * count, 5))
+                added += 4 * count
+                last = first + count
             parts.append(data[last:])
             out = b"".join(parts)
-            # offsets in the output: each earlier stray added four bytes
-            strays = [s + 4 * i for i, s in enumerate(strays)]
         else:
             out = data
         return out, strays

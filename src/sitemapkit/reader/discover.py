@@ -191,7 +191,10 @@ async def discover(
         result.robots_status = robots.status
         result.robots_bytes = len(robots.body)
         if robots.ok:
-            result.sitemaps = sitemaps_in_robots(robots.body, robots.final_url, on_diagnostic=on_diagnostic)
+            body = robots.body
+            if robots.truncated:  # cut at the read limit: the last line is incomplete, not a URL to use
+                body = body[: max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
+            result.sitemaps = sitemaps_in_robots(body, robots.final_url, on_diagnostic=on_diagnostic)
     if result.sitemaps:
         result.via = "robots"
         return result

@@ -4,12 +4,17 @@ What it guarantees, whoever calls it:
 
 - http and https only, at every redirect hop; redirects are followed here (not by httpx) so that
   each hop is recorded, with a maximum number of hops and loop detection;
+- the fetch policy (`FetchPolicy`): no connection to a loopback, private, link-local, multicast or
+  reserved address (checked on the address actually connected to, after DNS, so a rebinding name
+  cannot get around it) unless that origin is one the user named or `allow_private` is set; no
+  redirect that leaves the site unless `follow_cross_host` is set;
 - bounded concurrency per host and in total;
 - retries with exponential backoff and jitter on 429, 5xx and connection errors (not on a host name
   that does not exist: DNS said so, and a retry changes nothing), honouring
   `Retry-After` (seconds or an HTTP date, capped); the sleep, the jitter and the clock are injectable;
-- connect and read timeouts; a cap on the bytes taken from the wire (the body is streamed and
-  reading stops past the cap);
+- connect and read timeouts, and one total deadline per request (`max_duration`) over connecting,
+  the headers, redirects, retries and the body; a budget of retry sleeps per `Fetcher` (one walk);
+- a cap on the bytes taken from the wire (the body is streamed and reading stops past the cap);
 - `Content-Encoding` is decoded here exactly once, from the raw bytes, with its own size cap.
   Whatever is left (a `.xml.gz` file is gzip *content*, even when also sent with
   `Content-Encoding: gzip`) is for the parser to recognise by its magic bytes.
@@ -18,16 +23,20 @@ What it guarantees, whoever calls it:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
+import ipaddress
 import random
 import socket
 import time
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import httpcore
 import httpx
 
 from sitemapkit.core.constants import USER_AGENT
@@ -59,6 +68,189 @@ class ContentDecodingError(FetchError):
     """The `Content-Encoding` could not be decoded, or decodes to more than allowed."""
 
 
+class FetchRefusedError(FetchError):
+    """The fetch policy refused the request; `code` is the diagnostic code to report it with
+    (`private-address` or `cross-host`)."""
+
+    def __init__(self, url: str, reason: str, code: str) -> None:
+        super().__init__(url, reason)
+        self.code = code
+
+
+_SECOND_LEVEL = frozenset(
+    {"ac", "co", "com", "edu", "go", "gob", "gov", "mil", "ne", "net", "nic", "or", "org"}
+)
+"""Second-level labels under a country code that are public suffixes themselves (`co.uk`, `com.au`)."""
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+
+
+def site_of(url: str) -> str:
+    """The site a URL belongs to, as the policy compares them: its registrable domain (`example.com` for
+    `https://www.example.com/`; `example.co.uk` under a country code's `co.`, `com.` ...), or the whole
+    host for an IP address or a one-label name. An approximation of the Public Suffix List that errs
+    toward "same site" only for hosts under the same two-label domain."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if _ip(host) is not None or "." not in host:
+        return host
+    labels = host.split(".")
+    keep = 3 if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL else 2
+    return ".".join(labels[-keep:])
+
+
+def address_problem(address: str) -> str | None:
+    """What kind of non-public address `address` is (`loopback`, `private` ...), or None for a public one."""
+    ip = _ip(address)
+    if ip is None:
+        return "unparsable"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for kind, hit in (
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("unspecified", ip.is_unspecified),
+        ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
+        ("non-public", not ip.is_global),
+    ):
+        if hit:
+            return kind
+    return None
+
+
+def _origin(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".").lower()
+    if not host.isascii():
+        with contextlib.suppress(UnicodeError):
+            host = host.encode("idna").decode("ascii")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return host, port or (443 if parts.scheme.lower() == "https" else 80)
+
+
+@dataclass(frozen=True, slots=True)
+class FetchPolicy:
+    """Where fetching may go: the one policy every reader, validator and crawler goes through.
+
+    - A connection to a loopback, private, link-local, multicast or reserved address is refused
+      (`private-address`), checked on the address actually connected to after DNS, at every redirect
+      hop, unless its origin (host and port) is in `trusted` (the origins the user named) or
+      `allow_private` is set.
+    - A redirect, or an index child, that leaves the site (`site_of`) is refused (`cross-host`) unless
+      `follow_cross_host` is set. robots.txt `Sitemap:` lines may name any site (cross-submission).
+    """
+
+    allow_private: bool = False
+    follow_cross_host: bool = False
+    trusted: frozenset[tuple[str, int]] = frozenset()
+    """(host, port) of the origins the user named, where a private address is fine."""
+
+    def trusting(self, *urls: str | None) -> FetchPolicy:
+        """This policy, with the origins of `urls` (those the user named) trusted."""
+        added = {_origin(u) for u in urls if u and "://" in u}
+        return replace(self, trusted=self.trusted | added) if added - self.trusted else self
+
+    def connect_problem(self, host: str, port: int, address: str) -> str | None:
+        """Why connecting to `address` (which `host` resolved to) is refused, or None when it is allowed."""
+        if self.allow_private or (host.rstrip(".").lower(), port) in self.trusted:
+            return None
+        kind = address_problem(address)
+        if kind is None:
+            return None
+        shown = host if host == address else f"{host} ({address})"
+        return f"{shown} is a {kind} address; not fetched (--allow-private allows it)"
+
+    def leaves_site(self, base: str, target: str) -> bool:
+        """Whether going from `base` to `target` is refused as leaving the site."""
+        if self.follow_cross_host:
+            return False
+        return site_of(base) != site_of(target)
+
+    def cross_host_reason(self, base: str, target: str, what: str) -> str | None:
+        """`cross-host` message for `what` (e.g. "redirects to") going from `base` to `target`, or None."""
+        if not self.leaves_site(base, target):
+            return None
+        return (
+            f"{what} {target}, on another site than {site_of(base) or base}; not followed "
+            "(--follow-cross-host follows it)"
+        )
+
+
+class _Refused(Exception):
+    """Raised inside a connection attempt: every address of the host is refused by the policy."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _GuardedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend with the policy's address check between DNS and connecting: the host is
+    resolved here, each address judged, and only an allowed address is connected to (by number, so what
+    is checked is what is used; TLS still verifies the host name)."""
+
+    def __init__(self, inner: httpcore.AsyncNetworkBackend, policy: FetchPolicy) -> None:
+        self._inner = inner
+        self._policy = policy
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout)
+        except TimeoutError:
+            raise httpcore.ConnectTimeout(f"DNS lookup of {host} timed out") from None
+        except OSError as exc:
+            raise httpcore.ConnectError(f"DNS lookup of {host} failed: {exc}") from None
+        refused: str | None = None
+        failure: Exception | None = None
+        for *_, sockaddr in infos:
+            address = str(sockaddr[0])
+            problem = self._policy.connect_problem(host, port, address)
+            if problem is not None:
+                refused = refused or problem
+                continue
+            try:
+                return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+        if failure is not None:
+            raise failure
+        raise _Refused(refused or f"{host} has no address")
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise _Refused(f"unix socket {path}: not fetched")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def _guarded_transport(policy: FetchPolicy, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+    pool = transport._pool
+    if not isinstance(pool, httpcore.AsyncConnectionPool):  # pragma: no cover - no proxy is configured
+        raise RuntimeError("unexpected httpx transport")
+    pool._network_backend = _GuardedBackend(pool._network_backend, policy)
+    return transport
+
+
 @dataclass(frozen=True, slots=True)
 class FetchOptions:
     """How to fetch. Every limit has a safe default; the timing hooks exist for tests."""
@@ -71,8 +263,8 @@ class FetchOptions:
     max_decoded: int = 100 * 1024 * 1024
     """Most bytes a `Content-Encoding` may decode to."""
     max_duration: float = 600.0
-    """Longest one body may take to download, however slowly it trickles (the read timeout only bounds
-    the gap between two pieces)."""
+    """Longest one request may take in all: connecting, the headers (however slowly they trickle),
+    redirects, retries and the body (the read timeout only bounds the gap between two pieces)."""
     max_redirects: int = 10
     retries: int = 3
     """Further attempts after the first, on 429, 5xx and connection errors."""
@@ -80,6 +272,11 @@ class FetchOptions:
     backoff_max: float = 30.0
     retry_after_max: float = 60.0
     """`Retry-After` is honoured up to this many seconds."""
+    retry_budget: float = 300.0
+    """Most seconds one `Fetcher` (one walk) spends sleeping before retries, in all; past it, the
+    answer or the error at hand is taken as final."""
+    policy: FetchPolicy = FetchPolicy()
+    """Where fetching may go (private addresses, other sites)."""
     per_host: int = 4
     """Simultaneous requests to one host."""
     max_connections: int = 16
@@ -162,10 +359,12 @@ class _Decoder:
             return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
         return zlib.decompressobj(16 + zlib.MAX_WBITS)
 
-    def decode(self, data: bytes) -> list[bytes]:
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of `data`, each at most ~64 KiB, produced one at a time (so that a layer of
+        gzip inside gzip never piles up: every piece reaches the parser before the next is made)."""
         if not self._started:
             if not data:
-                return []
+                return
             self._started = True
             if self._encoding == "gzip" and not data.startswith(b"\x1f\x8b"):
                 # Servers that label a plain body as gzip exist; the bytes, not the label, decide.
@@ -174,8 +373,9 @@ class _Decoder:
                 self._d = self._new(data)
         if self._passthrough:
             self._check(len(data))
-            return [data] if data else []
-        out: list[bytes] = []
+            if data:
+                yield data
+            return
         d = self._d
         assert d is not None
         while data or not d.eof:
@@ -192,11 +392,10 @@ class _Decoder:
                 ) from None
             if piece:
                 self._check(len(piece))
-                out.append(piece)
+                yield piece
             data = d.unused_data if d.eof else d.unconsumed_tail
             if not data and not d.eof and len(piece) < CHUNK_SIZE:
                 break  # all input taken and no output pending
-        return out
 
     def _check(self, n: int) -> None:
         self._out += n
@@ -244,6 +443,7 @@ class FetchResponse:
     """Bytes taken from the wire so far (before any Content-Encoding is undone)."""
     _response: httpx.Response | None = field(default=None, repr=False)
     _options: FetchOptions = field(default_factory=FetchOptions, repr=False)
+    _deadline: float | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -263,8 +463,10 @@ class FetchResponse:
             _Decoder(e, self.final_url, opts.max_decoded)
             for e in _content_encodings(self.headers, self.final_url)
         ]
-        deadline = opts.monotonic() + opts.max_duration
-        pieces = response.aiter_raw(CHUNK_SIZE).__aiter__()
+        deadline = self._deadline if self._deadline is not None else opts.monotonic() + opts.max_duration
+        # Pieces as they arrive (no chunk size: httpx would hold up to a chunk back, and lose it when the
+        # connection breaks); whatever came before an error is passed on before the error.
+        pieces = response.aiter_raw().__aiter__()
         try:
             while True:
                 try:  # each wait is bounded by what is left of the total deadline
@@ -274,8 +476,8 @@ class FetchResponse:
                 except TimeoutError:
                     raise FetchError(
                         self.final_url,
-                        f"download took longer than {opts.max_duration:g} s ({self.raw_bytes:,} bytes read); "
-                        "reading stopped",
+                        f"download took longer than {opts.max_duration:g} s in all (--max-duration; "
+                        f"{self.raw_bytes:,} bytes read); reading stopped",
                     ) from None
                 if self.raw_bytes + len(raw) > opts.max_download:
                     keep = opts.max_download - self.raw_bytes
@@ -313,11 +515,14 @@ class FetchResponse:
         return b"".join(parts), False
 
 
-def _decode_all(decoders: list[_Decoder], data: bytes) -> list[bytes]:
-    pieces = [data] if data else []
-    for decoder in decoders:
-        pieces = [out for p in pieces for out in decoder.decode(p)]
-    return pieces
+def _decode_all(decoders: list[_Decoder], data: bytes) -> Iterator[bytes]:
+    """`data` through every layer, one piece at a time (a layer's piece goes through the next at once)."""
+    if not decoders:
+        if data:
+            yield data
+        return
+    for piece in decoders[0].decode(data):
+        yield from _decode_all(decoders[1:], piece)
 
 
 def _describe(exc: BaseException) -> str:
@@ -350,22 +555,25 @@ class Fetcher:
     for the host until the context exits; `get(url)` reads a whole body.
     """
 
-    def __init__(
-        self, options: FetchOptions | None = None, *, transport: httpx.AsyncBaseTransport | None = None
-    ):
+    def __init__(self, options: FetchOptions | None = None) -> None:
         self.options = opts = options or FetchOptions()
         if opts.per_host < 1 or opts.max_connections < 1:
             raise ValueError("concurrency must be at least 1")
+        self.policy = opts.policy
         self._client = httpx.AsyncClient(
             follow_redirects=False,
             timeout=httpx.Timeout(opts.read_timeout, connect=opts.connect_timeout, pool=None),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=opts.max_connections),
             headers={"User-Agent": opts.user_agent, "Accept-Encoding": "gzip, deflate"},
-            transport=transport,
+            transport=_guarded_transport(
+                opts.policy,
+                httpx.Limits(max_connections=None, max_keepalive_connections=opts.max_connections),
+            ),
             trust_env=False,
         )
         self._total = asyncio.Semaphore(opts.max_connections)
         self._hosts: dict[str, asyncio.Semaphore] = {}
+        self.retry_slept = 0.0
+        """Seconds slept before retries so far (bounded by `retry_budget`)."""
 
     async def __aenter__(self) -> Fetcher:
         return self
@@ -388,16 +596,19 @@ class Fetcher:
         """Open `url`: follow redirects (each hop checked and recorded), retry what is worth retrying.
 
         Yields the final response whatever its status (the caller judges 404 or 503 after retries);
-        raises `FetchError` when no response could be had at all.
+        raises `FetchError` when no response could be had at all (`FetchRefusedError` when the policy
+        refused it). One deadline (`max_duration`) covers all of it, the body included.
         """
         check_http_url(url)
+        opts = self.options
+        deadline = opts.monotonic() + opts.max_duration
         async with self._host_slot(url), self._total, AsyncExitStack() as stack:
             hops: list[Hop] = []
             seen = {url}
             current = url
             attempts = 0
             while True:
-                response, tries = await self._send_with_retries(current, stack)
+                response, tries = await self._send_with_retries(current, stack, deadline)
                 attempts += tries
                 if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
                     hops.append(Hop(current, response.status_code))
@@ -412,8 +623,11 @@ class Fetcher:
                         ) from None
                     if target in seen:
                         raise FetchError(url, f"redirect loop at {target}")
-                    if len(hops) > self.options.max_redirects:
-                        raise FetchError(url, f"more than {self.options.max_redirects} redirects")
+                    if len(hops) > opts.max_redirects:
+                        raise FetchError(url, f"more than {opts.max_redirects} redirects")
+                    cross = self.policy.cross_host_reason(url, target, "redirects to")
+                    if cross is not None:
+                        raise FetchRefusedError(url, cross, "cross-host")
                     seen.add(target)
                     current = target
                     continue
@@ -425,11 +639,34 @@ class Fetcher:
                     redirects=tuple(hops),
                     attempts=attempts,
                     _response=response,
-                    _options=self.options,
+                    _options=opts,
+                    _deadline=deadline,
                 )
                 return
 
-    async def _send_with_retries(self, url: str, stack: AsyncExitStack) -> tuple[httpx.Response, int]:
+    def _left(self, url: str, deadline: float) -> float:
+        left = deadline - self.options.monotonic()
+        if left <= 0:
+            raise self._overdue(url)
+        return left
+
+    def _overdue(self, url: str) -> FetchError:
+        return FetchError(
+            url, f"no complete answer within {self.options.max_duration:g} s (--max-duration); gave up"
+        )
+
+    async def _pause(self, url: str, delay: float, deadline: float) -> bool:
+        """Sleep `delay` before a retry if the walk's retry budget and the deadline allow; else False."""
+        opts = self.options
+        if self.retry_slept + delay > opts.retry_budget or opts.monotonic() + delay >= deadline:
+            return False
+        self.retry_slept += delay
+        await opts.sleep(delay)
+        return True
+
+    async def _send_with_retries(
+        self, url: str, stack: AsyncExitStack, deadline: float
+    ) -> tuple[httpx.Response, int]:
         opts = self.options
         attempt = 0
         while True:
@@ -439,19 +676,29 @@ class Fetcher:
             except (httpx.InvalidURL, UnicodeError) as exc:
                 raise FetchError(url, f"not a usable URL ({exc})") from None
             try:
-                response = await self._client.send(request, stream=True)
+                response = await asyncio.wait_for(
+                    self._client.send(request, stream=True), self._left(url, deadline)
+                )
+            except TimeoutError:
+                raise self._overdue(url) from None
+            except _Refused as exc:
+                raise FetchRefusedError(url, exc.reason, "private-address") from None
             except (httpx.UnsupportedProtocol, httpx.ProxyError) as exc:
                 raise FetchError(url, _describe(exc)) from None
             except httpx.TransportError as exc:
-                if attempt > opts.retries or _unresolvable(exc):  # a name that does not resolve will not
+                if (
+                    attempt > opts.retries
+                    or _unresolvable(exc)  # a name that does not resolve will not on a retry either
+                    or not await self._pause(url, opts.backoff(attempt - 1), deadline)
+                ):
                     raise FetchError(url, _transport_reason(exc, opts, attempt)) from None
-                await opts.sleep(opts.backoff(attempt - 1))
                 continue
             if response.status_code in RETRY_STATUSES and attempt <= opts.retries:
                 delay = opts.retry_after(response.headers.get("retry-after"))
-                await response.aclose()
-                await opts.sleep(delay if delay is not None else opts.backoff(attempt - 1))
-                continue
+                delay = delay if delay is not None else opts.backoff(attempt - 1)
+                if await self._pause(url, delay, deadline):
+                    await response.aclose()
+                    continue
             stack.push_async_callback(response.aclose)
             return response, attempt
 
@@ -496,7 +743,11 @@ def _transport_reason(exc: httpx.TransportError, opts: FetchOptions, attempts: i
 
 
 def fetch(url: str, options: FetchOptions | None = None, *, limit: int | None = None) -> FetchResult:
-    """Fetch one URL synchronously: the sync face of `Fetcher.get`. Must not be called from a running loop."""
+    """Fetch one URL synchronously: the sync face of `Fetcher.get`. Must not be called from a running loop.
+
+    `url` is taken as named by the user: its origin is trusted by the fetch policy."""
+    options = options or FetchOptions()
+    options = replace(options, policy=options.policy.trusting(url))
 
     async def run() -> FetchResult:
         async with Fetcher(options) as fetcher:

@@ -151,6 +151,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._xml_lines = 0  # newlines in the escaped bytes handed to lxml
         self._last_newline = -1
         self._parse_errors = 0
+        self._fatals = 0  # fatal XML errors (each restarts lxml after it)
         self._entries_seen = 0
         self._news_count = 0
         self._text_line = 0
@@ -402,7 +403,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         prefix = sniff.root[: -len(local)]
         self._root_local = local
         self._root_start = sniff.root_start
-        self._root_line = sniff.line
+        self._root_line = sniff.line or 1
         kind = sniff.kind
         entries: tuple[str, ...]
         if kind in ("urlset", "sitemapindex"):
@@ -497,20 +498,37 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         marks = strays
         if b"\x00" in fixed:
             marks = sorted(strays + [m.start() for m in re.finditer(b"\x00", fixed)])
+        # Runs are taken in bulk, so that hostile bytes cost linear time: the NULs right after one that
+        # stopped the parser cannot start an entry, and the strays after the error cap are only counted;
+        # either way they go to lxml with the next piece, as they would one by one.
         start = 0
-        for offset in marks:
+        i, n = 0, len(marks)
+        while i < n:
+            offset = marks[i]
             self._xml_piece(fixed[start:offset], False)
             start = offset
             if self._stage not in (_XML, _SEEK):
                 return
+            j = i + 1
             if fixed[offset] == 0:
                 self._nul()
+                if self._stage != _XML:
+                    while j < n and marks[j] == marks[j - 1] + 1 and fixed[marks[j]] == 0:
+                        j += 1
+            elif self._parse_errors > _MAX_PARSE_ERRORS:
+                if marks is strays:  # no NUL: every mark left is a stray, only counted now
+                    j = n
+                else:
+                    while j < n and marks[j] == marks[j - 1] + 5 and fixed[marks[j]] != 0:
+                        j += 1
+                self._parse_errors += j - i
             else:
                 self._parse_error(
                     "A raw '&' that starts no entity reference; write it as &amp; (it was read as '&').",
                     self._stream_line(),
                     self._stream_pos - self._last_newline,
                 )
+            i = j
         self._xml_piece(fixed[start:], final)
 
     def _xml_piece(self, fixed: bytes, final: bool) -> None:
@@ -695,7 +713,8 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             self._line(el),
             severity=Severity.WARNING,
         )
-        el.clear()
+        # its tail is text of its parent: kept, however the bytes arrive (lxml-stubs lack keep_tail)
+        el.clear(keep_tail=True)  # type: ignore[call-arg]
 
     def _set_namespace_late(self, root: etree._Element) -> None:
         """Without a readable root start tag, the namespace is taken from lxml's root element."""

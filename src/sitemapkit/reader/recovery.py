@@ -5,11 +5,15 @@ entry sought in the bytes that follow, so one broken element does not lose the r
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from lxml import etree
 
 from sitemapkit.reader.stages import _SEEK, _SKIP, _XML
+
+_HOPELESS: Final = 1000
+"""Fatal XML errors after which a file that gave fewer than one entry for every ten of them is not read
+further: each costs a fresh lxml parser, so a file of broken entries would cost time for nothing."""
 
 if TYPE_CHECKING:
     from sitemapkit.reader.sniff import Kind
@@ -56,10 +60,14 @@ class Recovery:
     _trusted: bool
     _strip_lines: int
     _xml_lines: int
+    count: int
+    _fatals: int
 
     if TYPE_CHECKING:
 
         def _parse_error(self, message: str, line: int | None, column: int | None = None) -> None: ...
+
+        def _report(self, code: str, message: str, line: int | None = None) -> None: ...
 
         def _new_lxml_parser(self, entries: tuple[str, ...]) -> etree.XMLPullParser: ...
 
@@ -113,7 +121,11 @@ class Recovery:
             # (namespace errors do not stop libxml2: this one may lie before the bytes still kept)
             self._parse_error(f"The XML is not well-formed: {msg}.", line, parser_column)
             return None
-        if not self._fatal(msg, line, at - line_start + 1, at_close):
+        column = at - line_start + 1
+        if at_close and line == self._stream_line():
+            # an error at the end of the data: where libxml2 counts it depends on how the bytes were fed
+            column = self._stream_pos - self._last_newline
+        if not self._fatal(msg, line, column, at_close):
             return None
         cut = min(len(kept), max(0, at - start))
         nl = kept.rfind(b"\n", 0, cut)
@@ -144,6 +156,16 @@ class Recovery:
             self.truncated = True
             return False
         self._parse_error(f"The XML is not well-formed: {msg}.", line, column)
+        self._fatals += 1
+        if self._fatals > _HOPELESS and self._fatals > 10 * self.count:
+            self._report(
+                "parse-error",
+                f"More than {_HOPELESS:,} fatal XML errors, and fewer than one entry read for every ten of "
+                f"them: the file is too broken to read further (stopped at line {line}).",
+                line,
+            )
+            self.truncated = True
+            return False
         if self._root_start is None:
             if self._entries_seen == 0:
                 self.kind = None

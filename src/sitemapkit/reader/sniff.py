@@ -16,6 +16,11 @@ _START_TAG = re.compile(rb"<(" + _NAME + rb")((?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\
 _NAME_ONLY = re.compile(rb"<(" + _NAME + rb")")
 _XMLNS = re.compile(rb"""\sxmlns(?::([\w.\-]+))?\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _DOCTYPE_END = re.compile(rb"\]\s*>")
+_DOCTYPE_HEAD = re.compile(rb"""<!DOCTYPE(?:[^\[>"']|"[^"]*"|'[^']*')*""", re.IGNORECASE)
+"""A DOCTYPE up to its internal subset (`[`) or its end (`>`), quoted literals skipped whole: a `>` or a
+`[` inside `SYSTEM "x><urlset"` ends nothing."""
+_TAG_END = re.compile(rb"""<[^\s>/"']*(?:[^>"']|"[^"]*"|'[^']*')*>""")
+"""A start tag up to its real `>` (one inside a quoted attribute value does not end it)."""
 _WS = b" \t\r\n"
 _ROOT_KINDS: Final[dict[str, Kind]] = {
     "urlset": "urlset",
@@ -36,7 +41,8 @@ class _Sniff(NamedTuple):
     root: str | None = None  # qualified name of the root element
     root_start: bytes | None = None  # the root's start tag, as written
     namespace: str | None = None  # the root's namespace, from its start tag
-    line: int = 1  # the line of what was found (the root's start tag, or the DOCTYPE)
+    line: int | None = 1  # the line of what was found (the root's start tag, the DOCTYPE); None: no line
+    # (a body that is not a sitemap is not quoted line by line: no excerpt of it is shown)
 
 
 def _sniff(buf: bytes, final: bool) -> _Sniff | None:
@@ -89,13 +95,16 @@ def _sniff(buf: bytes, final: bool) -> _Sniff | None:
                 return _need_more(buf, final, "A comment before the root element is not closed.")
             pos = end + 3
         elif buf[pos : pos + 9].upper() == b"<!DOCTYPE":
-            gt = buf.find(b">", pos)
-            bracket = buf.find(b"[", pos)
-            if bracket >= 0 and (gt < 0 or bracket < gt):
-                m = _DOCTYPE_END.search(buf, bracket)
+            head = _DOCTYPE_HEAD.match(buf, pos)
+            assert head is not None
+            stop = head.end()
+            if stop >= len(buf):
+                end = -1  # the head (or a quoted literal in it) runs on past what has arrived
+            elif buf[stop] == 0x5B:  # "[": an internal subset, refused below whatever it holds
+                m = _DOCTYPE_END.search(buf, stop)
                 end = m.end() if m else -1
             else:
-                end = gt + 1 if gt >= 0 else -1
+                end = stop + 1
             if end < 0:
                 return _need_more(buf, final, "The DOCTYPE declaration is not closed.")
             doctype = buf[pos:end]
@@ -146,8 +155,8 @@ def _sniff_root(buf: bytes, pos: int, final: bool, skip: int) -> _Sniff | None:
     line = buf.count(b"\n", 0, pos) + 1
     m = _START_TAG.match(buf, pos)
     if m is None:
-        if not final and buf.find(b">", pos) < 0 and len(buf) <= _PROLOG_MAX:
-            return None
+        if not final and _TAG_END.match(buf, pos) is None and len(buf) <= _PROLOG_MAX:
+            return None  # the start tag has not all arrived (a quoted ">" does not end it)
         name_m = _NAME_ONLY.match(buf, pos)
         if name_m is None:
             return _Sniff(
@@ -182,7 +191,12 @@ def _sniff_text(rest: bytes, final: bool) -> _Sniff | None:
     if nl < 0 and not final and len(rest) < 4096:
         return None
     first = (rest[:nl] if nl >= 0 else rest[:4096]).strip()
-    if b"\x00" not in first and re.fullmatch(rb"[^\s<>{}\"\x00-\x1f]+", first):
+    if re.fullmatch(rb"(?i)https?://[^\s<>{}\"\x00-\x1f]+", first):
         return _Sniff("text")
-    text = first[:40].decode("utf-8", "replace")
-    return _Sniff(None, f"The body is neither XML nor a list of URLs (it starts with {text!r}).")
+    # Not a URL list. Nothing of it is quoted (it may be a secret a server was tricked into sending).
+    return _Sniff(
+        None,
+        f"The body is neither XML nor a list of URLs (its first line, {len(first):,} bytes, is not an "
+        "absolute http(s) URL, and a text sitemap lists only those, one a line); not read further.",
+        line=None,
+    )

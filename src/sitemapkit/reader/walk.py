@@ -18,7 +18,7 @@ import os
 import sys
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -35,6 +35,7 @@ from sitemapkit.reader.fetch import (
     Fetcher,
     FetchError,
     FetchOptions,
+    FetchRefusedError,
     FetchResponse,
     host_key,
 )
@@ -43,6 +44,10 @@ from sitemapkit.reader.parser import SitemapParser
 DEFAULT_MAX_DEPTH: Final = 5
 DEFAULT_CONCURRENCY: Final = 4
 DEFAULT_MAX_BYTES: Final = 100 * 1024 * 1024
+DEFAULT_MAX_CHILDREN: Final = 50_000
+"""Children of one index taken into the walk (the protocol's limit); the rest are counted, not followed."""
+DEFAULT_MAX_SITEMAPS: Final = 50_000
+"""Sitemaps one walk records in its tree (followed or not); past it children are counted, not followed."""
 FILE_CHUNK: Final = 64 * 1024
 SITEMAP_KINDS: Final = frozenset({"urlset", "sitemapindex", "text", "rss", "atom"})
 _URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
@@ -131,35 +136,48 @@ class ReadOptions:
     retries: int = 3
     prefetch_buffer: int = 4 * 1024 * 1024
     """Bytes held, at most, for each sitemap fetched ahead of its turn."""
+    max_duration: float | None = None
+    """Longest one request may take in all, connect to last byte (None: `FetchOptions.max_duration`)."""
+    max_children: int = DEFAULT_MAX_CHILDREN
+    """Children of one index taken into the walk; the rest are counted and reported, not followed."""
+    max_sitemaps: int = DEFAULT_MAX_SITEMAPS
+    """Sitemaps one walk records (followed or not); past it children are counted, not followed."""
+    allow_private: bool = False
+    """Fetch loopback, private, link-local and reserved addresses on any origin (see `FetchPolicy`)."""
+    follow_cross_host: bool = False
+    """Follow index children and redirects that leave the site."""
     fetch_missing: bool = False
     """For a local index: fetch the children not found next to it (see `reader.local.local_child`);
     by default they are reported (`read-error`) and skipped."""
 
     def fetch_options(self, base: FetchOptions | None = None) -> FetchOptions:
-        """The `FetchOptions` these options imply, over `base` (whose timing hooks are kept)."""
+        """The `FetchOptions` these options imply, over `base` (whose other settings are kept)."""
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if self.max_depth < 0:
             raise ValueError("max_depth must be 0 or more")
+        if self.max_children < 0 or self.max_sitemaps < 1:
+            raise ValueError("max_children must be 0 or more and max_sitemaps 1 or more")
         base = base or FetchOptions()
         connect = self.timeout if self.timeout is not None else self.connect_timeout
         read = self.timeout if self.timeout is not None else self.read_timeout
-        return FetchOptions(
+        policy = replace(
+            base.policy,
+            allow_private=base.policy.allow_private or self.allow_private,
+            follow_cross_host=base.policy.follow_cross_host or self.follow_cross_host,
+        )
+        return replace(
+            base,
             user_agent=self.user_agent or base.user_agent,
             connect_timeout=connect,
             read_timeout=read,
             max_download=self.max_download,
             max_decoded=self.max_uncompressed,
-            max_redirects=base.max_redirects,
+            max_duration=self.max_duration if self.max_duration is not None else base.max_duration,
             retries=self.retries,
-            backoff_base=base.backoff_base,
-            backoff_max=base.backoff_max,
-            retry_after_max=base.retry_after_max,
             per_host=self.concurrency,
             max_connections=max(base.max_connections, self.concurrency),
-            sleep=base.sleep,
-            jitter=base.jitter,
-            clock=base.clock,
+            policy=policy,
         )
 
 
@@ -238,7 +256,13 @@ class _Walk:
         self.source = source
         self.options = options
         self.log = log
-        self.fetch_options = options.fetch_options(fetch)
+        fetch = options.fetch_options(fetch)
+        if source.kind in ("sitemap", "site"):  # the origin the user named
+            fetch = replace(fetch, policy=fetch.policy.trusting(source.location))
+        self.fetch_options = fetch
+        self.policy = fetch.policy
+        self._recorded = 0
+        """Nodes in the tree (bounded by `max_sitemaps`)."""
         self.root: SitemapNode | None = None
         self.current: SitemapNode | None = None
         self.count = 0
@@ -274,6 +298,7 @@ class _Walk:
 
     async def _plan(self, fetcher: Fetcher) -> None:
         src = self.source
+        self._recorded = 1  # the root
         if src.kind in ("file", "stdin"):
             self.root = SitemapNode(src.location)
             self._pending.append(_Item(self.root, local=True))
@@ -299,7 +324,8 @@ class _Walk:
             self.root.error = f"no sitemap found: {robots}, and no well-known path answered with one"
             self._report("no-sitemap", self.root.error, src.location)
             return
-        for url in found.sitemaps:
+        for url in found.sitemaps[: self.options.max_sitemaps - 1]:
+            self._recorded += 1
             node = SitemapNode(url)
             self.root.children.append(node)
             self._visited.add(_key(url))
@@ -342,6 +368,10 @@ class _Walk:
         try:
             try:
                 response = await download.response()
+            except FetchRefusedError as exc:
+                node.error = f"not followed: {exc.reason}"
+                self._report(exc.code, exc.reason, node.url)
+                return
             except FetchError as exc:
                 node.error = exc.reason
                 self._report("http-error", f"could not fetch: {exc.reason}", node.url)
@@ -418,7 +448,7 @@ class _Walk:
         parser = SitemapParser(
             source, on_diagnostic=on_diagnostic, max_uncompressed=self.options.max_uncompressed
         )
-        children: list[IndexEntry] = []
+        children = self._plan_children(item)
         try:
             async for piece in pieces:
                 for out in parser.feed_pieces(piece):
@@ -464,56 +494,86 @@ class _Walk:
         if node.kind == "sitemapindex":
             if item.parent_is_index:
                 self._report("nested-index", "a sitemap index listed by another sitemap index", source)
-            self._schedule(item, children)
+            self._schedule(children)
 
-    @staticmethod
-    def _route(
-        out: list[UrlEntry | IndexEntry], kind: str | None, children: list[IndexEntry]
-    ) -> list[UrlEntry]:
+    def _route(self, out: list[UrlEntry | IndexEntry], kind: str | None, children: _Plan) -> list[UrlEntry]:
         if kind in _URL_KINDS:
             return out  # type: ignore[return-value]  # only an index yields IndexEntry
         batch: list[UrlEntry] = []
         for entry in out:
             if isinstance(entry, IndexEntry):
-                children.append(entry)
+                self._take(children, entry)
             else:
                 batch.append(entry)
         return batch
 
-    def _schedule(self, item: _Item, children: list[IndexEntry]) -> None:
-        """Queue an index's children at the front of the walk, in index order, refusing loops."""
+    def _plan_children(self, item: _Item) -> _Plan:
         node = item.node
         own = {_key(u) for u in (node.url, *node.redirects, node.final_url) if u}
-        lineage = item.ancestors | own
+        return _Plan(item, own, item.ancestors | own)
+
+    def _take(self, plan: _Plan, entry: IndexEntry) -> None:
+        """Record one child of an index in the tree and queue it, unless a bound, a loop, the depth or
+        the fetch policy says no (each reported)."""
+        plan.listed += 1
+        if plan.listed > self.options.max_children:
+            plan.over_index += 1
+            return
+        if self._recorded >= self.options.max_sitemaps:
+            plan.over_walk += 1
+            return
+        self._recorded += 1
+        item = plan.item
+        node = item.node
         depth = node.depth + 1
-        queued: list[_Item] = []
-        for entry in children:
-            child = SitemapNode(entry.loc, lastmod=entry.lastmod, depth=depth)
-            node.children.append(child)
-            url = entry.loc
-            key = _key(url)
-            if key in own:
-                reason = "the index lists itself"
-            elif key in lineage:
-                reason = "the index lists an index above it"
-            elif key in self._visited:
-                reason = "already listed elsewhere in this walk"
-            elif depth > self.options.max_depth:
-                child.error = f"not followed: deeper than --max-depth {self.options.max_depth}"
-                self._report(
-                    "too-deep",
-                    f"{url} is at index depth {depth}, deeper than the maximum {self.options.max_depth}; "
-                    "not followed",
-                    node.url,
-                )
-                continue
-            else:
-                self._visited.add(key)
-                queued.extend(self._child_item(item, child, lineage))
-                continue
-            child.error = f"not followed: {reason}"
-            self._report("fetch-loop", f"{reason}: {url}; not followed", node.url)
-        self._pending.extendleft(reversed(queued))
+        url = entry.loc
+        child = SitemapNode(url, lastmod=entry.lastmod, depth=depth)
+        node.children.append(child)
+        key = _key(url)
+        if key in plan.own:
+            reason = "the index lists itself"
+        elif key in plan.lineage:
+            reason = "the index lists an index above it"
+        elif key in self._visited:
+            reason = "already listed elsewhere in this walk"
+        elif not item.local and (cross := self.policy.cross_host_reason(node.url, url, "lists")) is not None:
+            child.error = f"not followed: {cross}"
+            self._report("cross-host", cross, node.url)
+            return
+        elif depth > self.options.max_depth:
+            child.error = f"not followed: deeper than --max-depth {self.options.max_depth}"
+            self._report(
+                "too-deep",
+                f"{url} is at index depth {depth}, deeper than the maximum {self.options.max_depth}; "
+                "not followed",
+                node.url,
+            )
+            return
+        else:
+            self._visited.add(key)
+            plan.queued.extend(self._child_item(item, child, plan.lineage))
+            return
+        child.error = f"not followed: {reason}"
+        self._report("fetch-loop", f"{reason}: {url}; not followed", node.url)
+
+    def _schedule(self, plan: _Plan) -> None:
+        """Queue an index's children at the front of the walk, in index order; report what a bound left."""
+        source = plan.item.node.url
+        if plan.over_index:
+            self._report(
+                "walk-limit",
+                f"{plan.over_index:,} more children past the first {self.options.max_children:,} of this "
+                "index were not followed (--max-children)",
+                source,
+            )
+        if plan.over_walk:
+            self._report(
+                "walk-limit",
+                f"{plan.over_walk:,} children were not followed: the walk already holds "
+                f"{self.options.max_sitemaps:,} sitemaps (--max-sitemaps)",
+                source,
+            )
+        self._pending.extendleft(reversed(plan.queued))
 
     def _child_item(self, parent: _Item, child: SitemapNode, lineage: frozenset[str]) -> list[_Item]:
         """How a child is read: a local index's from the file next to it, else (for a remote index, or with
@@ -535,6 +595,19 @@ class _Walk:
             parent.path or parent.node.url,
         )
         return []
+
+
+@dataclass(eq=False, slots=True)
+class _Plan:
+    """The children of one index as they are parsed: what is queued, what a bound left out."""
+
+    item: _Item
+    own: set[str]
+    lineage: frozenset[str]
+    queued: list[_Item] = field(default_factory=list)
+    listed: int = 0
+    over_index: int = 0
+    over_walk: int = 0
 
 
 def _key(url: str) -> str:
@@ -735,6 +808,11 @@ def read(
     read_timeout: float = 30.0,
     user_agent: str | None = None,
     retries: int = 3,
+    max_duration: float | None = None,
+    max_children: int = DEFAULT_MAX_CHILDREN,
+    max_sitemaps: int = DEFAULT_MAX_SITEMAPS,
+    allow_private: bool = False,
+    follow_cross_host: bool = False,
     fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
@@ -744,7 +822,12 @@ def read(
 
     Streams: entries come out as bytes arrive, and memory does not grow with the number of URLs.
     Nothing is fetched until the reader is iterated. `fetch_options` sets what the keyword arguments
-    do not (redirect limit, backoff, and the timing hooks tests use). A local index's children are read
+    do not (redirect limit, backoff, retry budget, and the timing hooks tests use).
+
+    The fetch policy (`FetchPolicy`) applies: no private address except on `source`'s own origin
+    unless `allow_private`; index children and redirects stay on the site unless `follow_cross_host`.
+    `max_duration` bounds one request (connect to last byte); `max_children` and `max_sitemaps`
+    bound an index and the whole walk. A local index's children are read
     from its folder (`reader.local.local_child`); those not found there are fetched only with
     `fetch_missing`.
 
@@ -764,6 +847,11 @@ def read(
         read_timeout=read_timeout,
         user_agent=user_agent,
         retries=retries,
+        max_duration=max_duration,
+        max_children=max_children,
+        max_sitemaps=max_sitemaps,
+        allow_private=allow_private,
+        follow_cross_host=follow_cross_host,
         fetch_missing=fetch_missing,
     )
     return Reader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)
@@ -781,6 +869,11 @@ def aread(
     read_timeout: float = 30.0,
     user_agent: str | None = None,
     retries: int = 3,
+    max_duration: float | None = None,
+    max_children: int = DEFAULT_MAX_CHILDREN,
+    max_sitemaps: int = DEFAULT_MAX_SITEMAPS,
+    allow_private: bool = False,
+    follow_cross_host: bool = False,
     fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
@@ -796,6 +889,11 @@ def aread(
         read_timeout=read_timeout,
         user_agent=user_agent,
         retries=retries,
+        max_duration=max_duration,
+        max_children=max_children,
+        max_sitemaps=max_sitemaps,
+        allow_private=allow_private,
+        follow_cross_host=follow_cross_host,
         fetch_missing=fetch_missing,
     )
     return AsyncReader(source, options, on_diagnostic=on_diagnostic, fetch_options=fetch_options)

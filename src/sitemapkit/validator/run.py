@@ -61,6 +61,9 @@ async def avalidate(
     keep: int | None = KEEP,
     timeout: float | None = None,
     max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
+    max_duration: float | None = None,
+    allow_private: bool = False,
+    follow_cross_host: bool = False,
     fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
@@ -89,6 +92,15 @@ async def avalidate(
     fetch = fetch_options or FetchOptions()
     if timeout is not None:
         fetch = replace(fetch, connect_timeout=timeout, read_timeout=timeout)
+    if max_duration is not None:
+        fetch = replace(fetch, max_duration=max_duration)
+    policy = replace(
+        fetch.policy,
+        allow_private=fetch.policy.allow_private or allow_private,
+        follow_cross_host=fetch.policy.follow_cross_host or follow_cross_host,
+    )
+    # The origins the user named (each SOURCE URL, --url) are trusted by the fetch policy.
+    fetch = replace(fetch, policy=policy.trusting(url, *(s for s in sources if "://" in s)))
     report = ValidationReport(keep)
     with tempfile.TemporaryDirectory(prefix="sitemapkit-validate-") as spool:
         run = Validator(
@@ -115,6 +127,9 @@ def validate(
     keep: int | None = KEEP,
     timeout: float | None = None,
     max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
+    max_duration: float | None = None,
+    allow_private: bool = False,
+    follow_cross_host: bool = False,
     fetch_missing: bool = False,
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
@@ -126,6 +141,9 @@ def validate(
     scope is judged by it; without it, scope checks are skipped with a note). An index is validated with
     every child unless `recursive` is False. `allow_hosts` are hosts whose URLs any sitemap may list
     (cross-submission). `now` is the time dates are judged against (default: the current time).
+    The fetch policy applies (see `FetchPolicy`): no private address except on the origins named by a
+    source or `url` unless `allow_private`; index children and redirects stay on the site unless
+    `follow_cross_host`; `max_duration` bounds one request, connect to last byte.
     All sources of one call form one tree for duplicates and hreflang.
 
     Raises `UsageError` for bad arguments and `InputError` for a local file that does not exist; every
@@ -155,6 +173,9 @@ def validate(
             keep=keep,
             timeout=timeout,
             max_uncompressed=max_uncompressed,
+            max_duration=max_duration,
+            allow_private=allow_private,
+            follow_cross_host=follow_cross_host,
             fetch_missing=fetch_missing,
             on_diagnostic=on_diagnostic,
             fetch_options=fetch_options,

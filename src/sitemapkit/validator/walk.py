@@ -29,12 +29,15 @@ from sitemapkit.reader.fetch import (
     Fetcher,
     FetchError,
     FetchOptions,
+    FetchRefusedError,
 )
 from sitemapkit.reader.parser import SitemapParser, parse_file
 from sitemapkit.reader.safety import GZIP_MAGIC, detect_encoding, is_utf8_name, known_codec
 from sitemapkit.validator.checks import FileChecks, TreeChecks
 from sitemapkit.validator.report import FileReport, ValidationReport
 
+MAX_CHILDREN: Final = 50_000
+"""Children of one index validated (the protocol's limit); more are counted and reported."""
 CHUNK: Final = 256 * 1024
 """Bytes read from a local file at a time."""
 EXCERPT_WIDTH: Final = 120
@@ -112,6 +115,8 @@ class Validator:
         self.options = options
         self.on_diagnostic = on_diagnostic
         self.tree = TreeChecks(self.emit, now=tree_now, allow_hosts=allow_hosts)
+        self._allowed_hosts = {h.lower().rstrip(".") for h in allow_hosts}
+        """--allow-host: children on these hosts are followed as if on the index's own site."""
         self._visited: set[str] = set()  # sitemaps of the current tree, by normalised URL: loops stop here
         self.spool = spool
         self.names: list[str] = []
@@ -121,6 +126,8 @@ class Validator:
         self._flagged: set[tuple[int | None, str | None]] = set()
         self._first_error: str | None = None
         """The first error the parser reported in the file being read (why it is not a sitemap)."""
+        self._over = 0
+        """Children of the index being read past `MAX_CHILDREN` (counted, not kept)."""
 
     def emit(self, d: Diagnostic) -> None:
         self.report._add(d)
@@ -190,8 +197,18 @@ class Validator:
     async def _tree(self, root: _Job, fetcher: Fetcher) -> None:
         self._visited.clear()
         self._seen(root.public, root.read if not root.local else None)
+        self._over = 0
         file, children = await self._file(root, fetcher)
         self._seen(file.url, file.final_url)
+        if self._over and self.options.recursive:
+            self.emit(
+                Diagnostic.make(
+                    "walk-limit",
+                    f"{self._over:,} more children past the first {MAX_CHILDREN:,} of this index were not "
+                    "validated.",
+                    source=file.source,
+                )
+            )
         if file.kind != "sitemapindex" or not self.options.recursive:
             return
         for child in children:
@@ -287,6 +304,14 @@ class Validator:
         ):
             # a staging copy judged as the public tree: children under the public folder come from staging
             return job(root.read_folder + child.url[len(root.public_folder) :], False)
+        base = parent.url or (None if root.local else root.read)
+        if base is not None and (urlsplit(child.url).hostname or "") not in self._allowed_hosts:
+            cross = self.options.fetch.policy.cross_host_reason(base, child.url, "The index lists")
+            if cross is not None:
+                self.emit(
+                    Diagnostic.make("cross-host", cross, source=parent.source, line=child.line, url=child.url)
+                )
+                return None
         return job(child.url, False)
 
     @staticmethod
@@ -421,6 +446,9 @@ class Validator:
             self._fetch_problem(
                 "compression-error", f"{exc.reason}; serve the file with a correct Content-Encoding.", job
             )
+        except FetchRefusedError as exc:
+            file.error = f"not fetched: {exc.reason}"
+            self._fetch_problem(exc.code, f"{exc.reason}.", job)
         except FetchError as exc:
             file.error = exc.reason
             self._fetch_problem(
@@ -451,7 +479,10 @@ class Validator:
             else:
                 url = checks.sitemap(entry, was_flagged)
                 if url is not None:
-                    children.append(_Child(url, entry.line))
+                    if len(children) < MAX_CHILDREN:
+                        children.append(_Child(url, entry.line))
+                    else:
+                        self._over += 1
         flagged.clear()
 
     # -- after the walk ------------------------------------------------------------------------------

@@ -12,7 +12,8 @@
 - `.gz` inputs are decompressed; `-` reads standard input. UTF-8, with or without a BOM, unless an
   `encoding` is given (see `sitemapkit.generator.sources.encodings`); URLs are UTF-8 percent-encoded.
 
-Bad lines become diagnostics with file and line; a bad optional field is dropped and the URL kept.
+Bad lines become diagnostics with file and line; a bad optional field is dropped and the URL kept. A line
+longer than `MAX_LINE_BYTES` (1 MiB) is reported and skipped without being held whole.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
-from sitemapkit.core.constants import CHANGEFREQS
+from sitemapkit.core.constants import CHANGEFREQS, MAX_LINE_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import UrlEntry
@@ -122,18 +123,44 @@ def _field_of(token: str) -> str | None:
 _CANONICAL_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?\t\n"
 
 
+TOO_LONG = f"longer than {MAX_LINE_BYTES:,} bytes; the line is skipped"
+
+
+def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | None]:
+    """The lines of `stream` with their endings; a line longer than `limit` bytes is read past in pieces
+    (never held whole) and given as None."""
+    while line := stream.readline(limit + 1):
+        if len(line) > limit and not line.endswith(b"\n"):
+            while (rest := stream.readline(limit + 1)) and not rest.endswith(b"\n"):
+                pass
+            yield None
+        else:
+            yield line
+
+
 def _decoded(
     stream: IO[bytes], fields: _Reporter, encoding: str | None = None
 ) -> Iterator[tuple[int, list[str], bool]]:
     """Lines in batches, decoded a megabyte at a time: (number of the batch's first line, lines without
     line endings, whether every byte of the batch is a canonical URL character, TAB or LF).
-    A UTF-8 BOM is removed; a line that is not in `encoding` (default UTF-8) is reported and skipped."""
+    A UTF-8 BOM is removed; a line that is not in `encoding` (default UTF-8) is reported and skipped; so is
+    a line longer than `MAX_LINE_BYTES`, which stands as an empty line in its batch (its bytes are dropped as
+    they come)."""
     codec = encoding or "utf-8"
     number = 1
     carry = b""
+    skipping = False  # inside a line that is too long, until its end
     first = True
     while True:
-        block = stream.read(1 << 20)
+        block = stream.read(MAX_LINE_BYTES)
+        if skipping:
+            if not block:
+                return
+            end = block.find(b"\n")
+            if end < 0:
+                continue
+            block = block[end:]  # the long line's end: it stays as an empty line
+            skipping = False
         data = carry + block
         if not block:
             if not data:
@@ -142,9 +169,18 @@ def _decoded(
         else:
             cut = data.rfind(b"\n") + 1
             if cut == 0:
+                if len(data) > MAX_LINE_BYTES:
+                    fields.bad_line(TOO_LONG, number)
+                    carry, skipping = b"", True
+                    continue
                 carry = data
                 continue
             data, carry = data[:cut], data[cut:]
+        # Only the first line can be too long: it may start in `carry`; every other one lies in one block.
+        end = data.find(b"\n")
+        if (end if end >= 0 else len(data)) > MAX_LINE_BYTES:
+            fields.bad_line(TOO_LONG, number)
+            data = data[end:] if end >= 0 else b""
         if first:
             first = False
             if data.startswith(b"\xef\xbb\xbf") and codec.replace("_", "-") in ("utf-8", "utf8"):
@@ -312,8 +348,10 @@ def _read_csv(stream: IO[bytes], fields: _Reporter, encoding: str | None = None)
             row = next(reader)
         except StopIteration:
             break
-        except csv.Error as exc:  # a cell over the csv module's limit (131,072 characters), a stray NUL
-            fields.bad_line(f"not a readable CSV row ({exc}); the line is skipped", numbers[-1])
+        except csv.Error as exc:  # a cell over the csv module's field limit, a NUL byte ...
+            fields.bad_line(
+                f"not a valid CSV row ({exc}); the line is skipped", numbers[-1] if numbers else 0
+            )
             numbers.clear()
             continue
         number = numbers[-1]

@@ -46,7 +46,7 @@ from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError, InvalidUrlError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import Scope, normalize_url
-from sitemapkit.generator.sources.lists import open_input
+from sitemapkit.generator.sources.lists import TOO_LONG, bounded_lines, open_input
 
 _ASSETS = """
     css js mjs map json xml rss atom txt wasm
@@ -67,7 +67,9 @@ DEFAULT_EXCLUDED_AGENTS: tuple[str, ...] = tuple(_AGENTS.split())
 """User-agent fragments (matched anywhere, without regard to case) whose requests are not counted:
 scanners, and the HTTP libraries and command-line tools that scripts and probes use."""
 
-_STR = r'"((?:[^"\\]|\\.)*)"'
+# a quoted field, unrolled: the character runs are single repeats, so a long field costs neither
+# backtracking nor the regex engine's memory per character (the alternation form took 494 MB on 1 MB)
+_STR = r'"([^"\\]*(?:\\.[^"\\]*)*)"'
 _CORE = r"(\S+) (\S+) (\S+) \[([^\]]*)\] " + _STR + r" (\d{3}) (\d+|-)"
 FORMATS: dict[str, re.Pattern[str]] = {
     "vhost_combined": re.compile(r"(\S+?)(?::(\d+))? " + _CORE + " " + _STR + " " + _STR + r"(?: .*)?"),
@@ -294,7 +296,12 @@ def read_logs(
         parsed_here = 0
         stream = open_input(path)
         try:
-            for number, raw in enumerate(stream, start=1):
+            for number, raw in enumerate(bounded_lines(stream), start=1):
+                if raw is None:
+                    stats.lines += 1
+                    stats.bad += 1
+                    report(Diagnostic.make("bad-line", TOO_LONG, source=path, line=number))
+                    continue
                 if encoding is None:
                     line = raw.decode("utf-8", "surrogateescape").rstrip("\r\n")
                 else:
