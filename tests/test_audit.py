@@ -254,6 +254,14 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_a_site_with_no_sitemap_scores_zero_not_nearly_perfect(server: LocalServer) -> None:
+    server.route("/", "<title>home</title>", content_type="text/html")  # no robots.txt, no sitemap
+    done = _cli(server.url("/"), "--retries", "0")
+    assert done.returncode == 1, done.stderr
+    assert "[no-sitemap]" in done.stdout
+    assert "score 0/100: 1 error, 0 warnings" in done.stdout
+
+
 def test_cli_exit_codes_and_outputs(server: LocalServer, tmp_path: Path) -> None:
     root = clean_site(server)
     ok = _cli(root, "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv"))

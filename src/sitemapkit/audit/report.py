@@ -83,7 +83,8 @@ class AuditReport:
 
     def score(self) -> int:
         """0-100: the share of checked URLs without problems (a URL with only warnings counts a quarter
-        against), less 2 points per error in the sitemap files themselves (at most 40)."""
+        against), less 2 points per error in the sitemap files themselves (at most 40); 0 when no URL could
+        be checked because of such an error (no sitemap found, none readable)."""
         codes_by_url: dict[str, set[Severity]] = {}
         for f in self.findings:
             if f.url is not None:
@@ -99,8 +100,9 @@ class AuditReport:
             for f in self.findings
             if f.severity is Severity.ERROR and (f.url is None or f.url not in row_urls)
         )
-        share = 1.0 - bad / n if n else 1.0
-        return max(0, round(100 * share - min(40, 2 * file_errors)))
+        if not n:  # nothing checked: perfect only when nothing is wrong either (no sitemap found is 0)
+            return 0 if file_errors else 100
+        return max(0, round(100 * (1.0 - bad / n) - min(40, 2 * file_errors)))
 
     def summary(self) -> dict[str, Any]:
         status = Counter(str(r.status) if r.status is not None else "none" for r in self.rows)

@@ -12,6 +12,7 @@ import click
 from sitemapkit.audit.report import AuditReport
 from sitemapkit.audit.run import AuditProgress
 from sitemapkit.audit.run import audit as run_audit
+from sitemapkit.cli._output import plural
 from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.crawl.engine import CrawlProgress
@@ -200,7 +201,9 @@ def print_summary(report: AuditReport, limit: int, *, color: bool) -> None:
         click.echo(
             f"against the baseline: {b['new']:,} new, {b['unchanged']:,} unchanged, {b['fixed']:,} fixed"
         )
-    summary = f"score {report.score()}/100: {s['errors']:,} errors, {s['warnings']:,} warnings"
+    summary = (
+        f"score {report.score()}/100: {plural(s['errors'], 'error')}, {plural(s['warnings'], 'warning')}"
+    )
     click.echo(style(summary, fg="red" if s["errors"] else "yellow" if s["warnings"] else "green", bold=True))
 
 

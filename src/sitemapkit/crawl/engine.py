@@ -283,14 +283,19 @@ class Crawler:
                 try:
                     result = await self.fetcher.get(origin + "/robots.txt", limit=MAX_ROBOTS_BYTES)
                     stored = (result.status, result.body.decode("utf-8", "replace") if result.ok else "")
-                except FetchError as exc:
+                except FetchError as exc:  # kept as a 5xx answer (599): the host is not crawled
                     stored = (599, "")
-                    self._warn(origin + "/robots.txt", f"robots.txt could not be fetched ({exc.reason})")
-                if stored[0] >= 500:
                     self._warn(
                         origin + "/robots.txt",
-                        f"answered {stored[0]}: nothing on {origin} is crawled, as search engines do",
+                        f"robots.txt could not be fetched ({exc.reason}): nothing on {origin} is crawled, "
+                        "as search engines do",
                     )
+                else:
+                    if stored[0] >= 500:
+                        self._warn(
+                            origin + "/robots.txt",
+                            f"answered {stored[0]}: nothing on {origin} is crawled, as search engines do",
+                        )
                 self.frontier.set_robots(origin, *stored)
             rules = RobotsRules(stored[0], stored[1], self.agent)
             self.pacer.set_delay(origin, rules.crawl_delay())
