@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 from pathlib import Path
 
-from sitemapkit.core.model import UrlEntry
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.generator.spill import HeldEntries
 from sitemapkit.generator.writer import SitemapWriter
 
 _CHILD = """
 import resource, sys, tempfile
 from pathlib import Path
-from sitemapkit.core.model import UrlEntry
+import datetime as dt
+
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
 from sitemapkit.generator.writer import SitemapWriter
 n = int(sys.argv[1])
 with tempfile.TemporaryDirectory() as d:
@@ -71,3 +75,37 @@ def test_a_killed_runs_held_file_is_removed_by_the_next_run(tmp_path: Path) -> N
     other.write_text("mine")
     SitemapWriter(tmp_path, "https://example.com/").abort()
     assert not stale.exists() and other.read_text() == "mine"
+
+
+def test_held_entries_round_trip_every_field_in_first_put_order(tmp_path: Path) -> None:
+    when = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    rich = UrlEntry(
+        "https://example.com/rich",
+        when,
+        "weekly",
+        0.7,
+        (Image("https://example.com/i.png", caption="c"),),
+        (Video("https://example.com/t.jpg", "t", "d", content_loc="https://example.com/v.mp4"),),
+        News("Paper", "en", dt.date(2026, 1, 1), "Title"),
+        (Alternate("fr", "https://example.com/fr"),),
+        "site.jsonl",
+        7,
+    )
+    held = HeldEntries(tmp_path / "held.db")
+    try:
+        held.put(rich)
+        for i in range(6_000):  # past one batch: the first ones are read back from the file
+            held.put(UrlEntry(f"https://example.com/{i}", dt.date(2026, 1, 1)))
+        held.put(UrlEntry(rich.loc, None, "daily"))  # replaced in place, not moved to the end
+        assert held.get("https://example.com/0") == UrlEntry("https://example.com/0", dt.date(2026, 1, 1))
+        assert held.get("https://example.com/none") is None
+        back = list(held.entries())
+    finally:
+        held.close()
+    assert back[0] == UrlEntry(rich.loc, None, "daily") and len(back) == 6_001
+    assert [e.loc for e in back[1:]] == [f"https://example.com/{i}" for i in range(6_000)]
+    held = HeldEntries(tmp_path / "again.db")
+    held.put(rich)
+    got = next(held.entries())
+    held.close()
+    assert got == rich and (got.sitemap, got.line) == ("site.jsonl", 7) and got.lastmod == when
