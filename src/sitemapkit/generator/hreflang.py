@@ -28,7 +28,6 @@ rendered once per group and put where a `<url>`'s alternates go, last.
 from __future__ import annotations
 
 import itertools
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -37,6 +36,7 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.core.model import Alternate, UrlEntry
 from sitemapkit.generator.serialize import render_alternates
+from sitemapkit.generator.spill import open_spill
 
 _SCHEMA = (
     # each entry as the writer rendered it, without its alternates (they come last in a <url>)
@@ -76,11 +76,7 @@ class HreflangGroups:
     def __init__(self, path: Path, log: DiagnosticLog) -> None:
         self.path = path
         self.log = log
-        self._db = sqlite3.connect(path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode = OFF")
-        self._db.execute("PRAGMA synchronous = OFF")
-        self._db.execute("PRAGMA temp_store = FILE")
-        self._db.execute("BEGIN")
+        self._db = open_spill(path)
         for statement in _SCHEMA:
             self._db.execute(statement)
         self._seq = 0

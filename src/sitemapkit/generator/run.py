@@ -259,8 +259,9 @@ def generate(
         )
         # with clean URLs, every source names a folder page as the folder does: /b.html is /b
         clean = _cleaner(writer.base_url) if any(f.clean_urls for f in folders) else None
-        # With several sources, the entries of all but the streamed URL lists are held back (in memory)
-        # and merged, so that one URL from several sources is one entry keeping what each says.
+        # With several sources, the entries of all but the streamed URL lists are held back (in a temporary
+        # SQLite file in the output folder, see spill.py, not in memory) and merged, so that one URL from
+        # several sources is one entry keeping what each says.
         hold = len(inputs) + len(folders) + len(log_groups) + len(feeds) + (1 if records else 0) > 1
         kinds = [s.kind or ("sitemap" if _is_sitemap(s.path) else "file") for s in inputs]
         sitemaps = [

@@ -5,7 +5,8 @@ exclusive `flock` for as long as it runs, and creates its temporary files (`.<la
 after taking it. A run killed with `kill -9` loses its lock with its process, so the next writer in that
 folder removes the temporary files of every token whose lock nobody holds (or that has no lock file: a
 run of an older version) and that lock file. Only names the writer uses are touched: sitemaps, their
-bodies, the hreflang store, the stylesheet and the manifest; never a robots.txt or any other file.
+bodies, the hreflang and held-entry stores, the stylesheet and the manifest; never a robots.txt or any
+other file.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ except ImportError:  # pragma: no cover - not POSIX: no locks, so nothing is eve
     fcntl = None  # type: ignore[assignment]
 
 _TEMP: Final = re.compile(
-    r"\.(?P<label>.+?-hreflang|.+-\d+\.body|.+-\d+|.+\.xml|.+\.xml\.gz|.+\.xsl|\.sitemapkit-.+\.json)"
+    r"\.(?P<label>.+?-hreflang|.+?-held|.+-\d+\.body|.+-\d+|.+\.xml|.+\.xml\.gz|.+\.xsl|\.sitemapkit-.+\.json)"
     r"\.(?P<token>[0-9a-f]{8})\.tmp(?:-journal|-wal|-shm)?"
 )
 _LOCK: Final = re.compile(r"\.sitemapkit-run\.(?P<token>[0-9a-f]{8})\.lock")

@@ -48,6 +48,7 @@ from sitemapkit.generator.tempfiles import RunLock, remove_stale
 if TYPE_CHECKING:
     from sitemapkit.generator.hreflang import HreflangGroups, Spilled
     from sitemapkit.generator.robots import RobotsResult
+    from sitemapkit.generator.spill import HeldEntries
 
 IndexMode = Literal["auto", "always", "never"]
 Naming = Literal["sitemapkit", "sitemap_gen"]
@@ -269,7 +270,7 @@ class SitemapWriter:
         self._assembling: list[Future[None]] = []
         self._closed = False
         self._header_cache: dict[frozenset[str], int] = {}
-        self._held: dict[str, UrlEntry] = {}
+        self._held: HeldEntries | None = None
         self.result: PublishResult | None = None
         if self.out_dir.exists() and not self.out_dir.is_dir():  # /dev/null, a file: not "File exists"
             raise PublishError(f"{self.out_dir}: not a folder; --out names the folder the sitemaps go in")
@@ -350,7 +351,8 @@ class SitemapWriter:
         """Add one entry (see `add`). `lastmod`, if given, is called with the entry once it is accepted
         (normalised, in scope, not a duplicate) and decides its `<lastmod>` (the state store does this).
 
-        `hold` keeps the entry in memory until `close`, and from then on a later entry for the same URL, from
+        `hold` keeps the entry back until `close` (in a temporary SQLite file in the output folder, so
+        memory stays flat), and from then on a later entry for the same URL, from
         any source, is merged into it (`sitemapkit.generator.merge`) instead of being a duplicate."""
         if self._closed:
             raise UsageError("the writer is closed")
@@ -373,19 +375,25 @@ class SitemapWriter:
                     ready.line,
                 )
         if hold:
+            if self._held is None:
+                from sitemapkit.generator.spill import HeldEntries
+
+                self._held = HeldEntries(self._temp(f"{self.name}-held"))
             if self.pipeline.merge is None:
                 self.pipeline.merge = self._merge_held
-            self._held[ready.loc] = ready
+            self._held.put(ready)
             return True
         return self._emit(ready)
 
     def _merge_held(self, entry: UrlEntry) -> bool:
         from sitemapkit.generator.merge import merge_entries
 
+        if self._held is None:
+            return False
         held = self._held.get(entry.loc)
         if held is None:
             return False
-        self._held[entry.loc] = merge_entries(held, entry)
+        self._held.put(merge_entries(held, entry))
         return True
 
     def _emit(self, ready: UrlEntry) -> bool:
@@ -670,10 +678,13 @@ class SitemapWriter:
             return self.result
         self._closed = True
         try:
-            held, self._held = self._held, {}
-            for entry in held.values():
-                self._emit(entry)
-            del held
+            if self._held is not None:
+                held, self._held = self._held, None
+                try:
+                    for entry in held.entries():
+                        self._emit(entry)
+                finally:
+                    held.close()
             if self._groups is not None:
                 groups, self._groups = self._groups, None
                 try:
@@ -696,7 +707,9 @@ class SitemapWriter:
     def abort(self) -> None:
         """Discard everything written so far; the output folder is left as it was."""
         self._closed = True
-        self._held = {}
+        if self._held is not None:
+            self._held.close()
+            self._held = None
         if self._groups is not None:
             self._groups.close()
             self._groups = None
