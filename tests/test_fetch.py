@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
+import ssl
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +24,7 @@ from sitemapkit.reader.fetch import (
     FetchPolicy,
     FetchResponse,
     fetch,
+    tls_context,
 )
 from tests.localserver import LocalServer, sequence
 
@@ -366,3 +370,48 @@ def test_a_body_that_trickles_forever_stops_at_the_total_deadline() -> None:
     finally:
         stop.set()
         listener.close()
+
+
+SELF_SIGNED = Path(__file__).parent / "data" / "selfsigned.pem"
+"""A self-signed certificate and key for 127.0.0.1 (made with `openssl req -x509 -newkey ec -pkeyopt
+ec_paramgen_curve:P-256 -nodes -days 36500 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1`)."""
+
+
+@pytest.fixture
+def https_server() -> Iterator[LocalServer]:
+    """The local server speaking TLS with the self-signed certificate, which no client trusts."""
+    s = LocalServer()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(SELF_SIGNED)
+    s.httpd.socket = context.wrap_socket(s.httpd.socket, server_side=True)
+    s.base = s.base.replace("http://", "https://")
+    s.start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_https_with_an_untrusted_certificate_is_refused(https_server: LocalServer) -> None:
+    sleeps = Sleeps()
+    url = https_server.route("/sitemap.xml", "<urlset/>")
+    with pytest.raises(FetchError) as err:
+        fetch(url, opts(sleeps))
+    assert err.value.url == url
+    assert err.value.reason == "TLS certificate not accepted (self-signed certificate); not fetched"
+    assert sleeps.delays == []  # not retried: verification fails the same way again
+    assert https_server.requests == []  # no request went out over the untrusted connection
+
+
+def test_every_fetcher_shares_one_verifying_tls_context() -> None:
+    async def contexts() -> list[object]:
+        found = []
+        for _ in range(2):
+            async with Fetcher() as f:
+                found.append(f._client._transport._pool._ssl_context)  # type: ignore[attr-defined]
+        return found
+
+    first, second = asyncio.run(contexts())
+    assert first is second is tls_context()
+    assert tls_context().verify_mode == ssl.CERT_REQUIRED and tls_context().check_hostname
+    assert tls_context().cert_store_stats()["x509_ca"] > 0  # certifi's bundle is loaded
