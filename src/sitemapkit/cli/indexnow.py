@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, json_failure, progress
+from sitemapkit.cli._output import DiagnosticPrinter, json_failure, plural, progress
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.generator.state import DEFAULT_STATE_PATH
 from sitemapkit.publisher.indexnow import (
@@ -35,10 +35,6 @@ KEY_ENV = "SITEMAPKIT_INDEXNOW_KEY"
 
 def _error(message: str) -> None:
     click.secho(f"error: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 @click.command()
@@ -342,7 +338,7 @@ def _body_shape(result: SubmitResult, size: int) -> str:
     if result.key_location is not None:
         shape["keyLocation"] = result.key_location
     text = json.dumps(shape)[:-1]
-    return f'{text}, "urlList": [{_plural(size, "URL")}]}}'
+    return f'{text}, "urlList": [{plural(size, "URL")}]}}'
 
 
 def _summary(result: SubmitResult, since_last: bool, state_path: str) -> None:
@@ -365,7 +361,7 @@ def _summary(result: SubmitResult, since_last: bool, state_path: str) -> None:
             echo(f"  request {batch.number}: {_body_shape(result, batch.size)}")
             echo(f"    {', '.join(batch.first_urls)}{more}")
     verb = "would submit" if result.dry_run else "submitted"
-    line = f"{verb} {_plural(result.submitted, 'URL')} in {_plural(result.requests, 'request')}"
+    line = f"{verb} {plural(result.submitted, 'URL')} in {plural(result.requests, 'request')}"
     if since_last:
         line += f" ({result.added:,} added, {result.changed:,} changed, {result.removed:,} removed"
         first = (result.since_run or 0) + 1
@@ -373,7 +369,7 @@ def _summary(result: SubmitResult, since_last: bool, state_path: str) -> None:
     if not result.dry_run:
         line += f" to {result.endpoint} for {result.host}"
     if result.skipped:
-        line += f"; {_plural(result.skipped, 'URL')} skipped (see above)"
+        line += f"; {plural(result.skipped, 'URL')} skipped (see above)"
     if result.duplicates:
         line += f"; {result.duplicates:,} repeated"
     if not result.batches:
@@ -381,7 +377,7 @@ def _summary(result: SubmitResult, since_last: bool, state_path: str) -> None:
             f": no change since run {result.since_run}" if since_last and result.since_run else ""
         )
         if result.skipped:
-            line += f" ({_plural(result.skipped, 'URL')} skipped, see above)"
+            line += f" ({plural(result.skipped, 'URL')} skipped, see above)"
     echo(line)
     if any(b.status == 202 for b in result.batches):
         echo("the endpoint answered 202 Accepted: it has not validated the key yet (usual for a new key)")
@@ -393,13 +389,13 @@ def _stopped(exc: IndexNowError, as_json: bool, since_last: bool) -> None:
     if result is not None and not result.dry_run and (result.submitted or exc.resumable):
         if since_last and exc.resumable:
             click.echo(
-                f"{_plural(result.submitted, 'URL')} accepted and recorded before the stop; "
+                f"{plural(result.submitted, 'URL')} accepted and recorded before the stop; "
                 "run the same command again to resume",
                 err=True,
             )
         elif result.submitted:
             click.echo(
-                f"{_plural(result.submitted, 'URL')} accepted before the stop, up to {result.last_url}; "
+                f"{plural(result.submitted, 'URL')} accepted before the stop, up to {result.last_url}; "
                 "submit the rest again",
                 err=True,
             )
