@@ -125,6 +125,7 @@ class SiteJob:
         self._reader: AsyncReader | None = None
         self._parent: str | None = None
         self._seconds: dict[int, float] = {}
+        self._taken: dict[int, int] = {}  # URLs taken from a sitemap a cap cut off, by id of its node
         self._sitemaps_with_urls = 0
         self._truncated = False
         self._abandoned = False
@@ -281,6 +282,7 @@ class SiteJob:
         batch: list[UrlEntry] = []
         source: str | None = None
         current: SitemapNode | None = None
+        first = 0
         since = time.monotonic()
         # One pass per entry, kept lean: counts in locals, the sitemap compared by identity (the parser
         # gives every entry of one sitemap the same string), rows handed over in batches.
@@ -295,13 +297,16 @@ class SiteJob:
                             now = time.monotonic()
                             if current is not None:
                                 self._seconds[id(current)] = now - since
-                            current, since = node, now
+                            current, since, first = node, now, n
                             self._sitemaps_with_urls += 1
                             if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
                                 self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
+                                self._taken[id(node)] = 0
                                 break
                     if n == room:
                         self._cap(f"more than {max_urls:,} URLs")
+                        if current is not None:  # the row says how many URLs were taken, not read ahead
+                            self._taken[id(current)] = n - first
                         break
                     n += 1
                     batch.append(entry)
@@ -384,7 +389,7 @@ class SiteJob:
             "bytes": node.bytes,
             "uncompressed_bytes": node.uncompressed_bytes,
             "compressed": node.compressed,
-            "urls": node.url_count,
+            "urls": self._taken.get(id(node), node.url_count),
             "lastmod": format_w3c(node.lastmod) if node.lastmod is not None else None,
             "final_url": node.final_url,
             "truncated": node.truncated,

@@ -230,9 +230,16 @@ class _Download:
             yield item
 
     async def cancel(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        """Stop the download and wait for it to let its connection go.
+
+        A cancellation of the caller while it waits is not swallowed (it propagates as usual); the
+        download's own end, whatever it was, is retrieved so asyncio does not report it as unhandled.
+        """
+        task = self._task
+        task.cancel()
+        await asyncio.wait((task,))
+        if not task.cancelled():
+            task.exception()
 
 
 @dataclass(eq=False, slots=True)
@@ -285,9 +292,12 @@ class _Walk:
                         self._unlive(item.node.url)
                     self._prefetch(fetcher)
                     self.current = item.node
-                    async for batch in self._read(item, fetcher):
-                        self.count += len(batch)
-                        yield batch
+                    # closed at once when the consumer stops, so the node is filled in and the
+                    # download cancelled now, not whenever the generator is collected
+                    async with contextlib.aclosing(self._read(item, fetcher)) as reading:
+                        async for batch in reading:
+                            self.count += len(batch)
+                            yield batch
                 self.current = None
             finally:
                 for item in self._pending:
@@ -357,12 +367,13 @@ class _Walk:
 
     # -- reading one sitemap ----------------------------------------------------------------------
 
-    async def _read(self, item: _Item, fetcher: Fetcher) -> AsyncIterator[list[UrlEntry]]:
+    async def _read(self, item: _Item, fetcher: Fetcher) -> AsyncGenerator[list[UrlEntry], None]:
         node = item.node
         if item.local:
             path = item.path or node.url
-            async for batch in self._parse(item, self._file_pieces(node, path), path):
-                yield batch
+            async with contextlib.aclosing(self._parse(item, self._file_pieces(node, path), path)) as parsing:
+                async for batch in parsing:
+                    yield batch
             return
         download = item.download or _Download(fetcher, node.url, self._buffer_pieces)
         try:
@@ -389,8 +400,11 @@ class _Walk:
                     "http-error", f"HTTP {response.status} {_reason(response.status)}{tries}", node.url
                 )
                 return
-            async for batch in self._parse(item, download.pieces(), node.url, response):
-                yield batch
+            async with contextlib.aclosing(
+                self._parse(item, download.pieces(), node.url, response)
+            ) as parsing:
+                async for batch in parsing:
+                    yield batch
         finally:
             await download.cancel()
 
@@ -433,7 +447,7 @@ class _Walk:
         pieces: AsyncIterator[bytes],
         source: str,
         response: FetchResponse | None = None,
-    ) -> AsyncIterator[list[UrlEntry]]:
+    ) -> AsyncGenerator[list[UrlEntry], None]:
         node = item.node
         first_error: list[str] = []
         capped: list[bool] = []  # set once the download cap cut the body off
@@ -449,6 +463,42 @@ class _Walk:
             source, on_diagnostic=on_diagnostic, max_uncompressed=self.options.max_uncompressed
         )
         children = self._plan_children(item)
+        body = self._parse_body(item, parser, pieces, source, response, children, capped)
+        finished = False
+        try:
+            async with contextlib.aclosing(body):
+                async for batch in body:
+                    yield batch
+            finished = True
+        finally:
+            if not finished and node.error is None:
+                node.truncated = True  # the consumer stopped reading this sitemap before its end
+            # Whether the body was read to its end or the consumer stopped early (a cap of its own,
+            # an error), the node says what is known: a consumer that stopped early leaves it truncated.
+            node.kind = parser.kind if parser.ok else None
+            node.compressed = parser.compressed
+            node.uncompressed_bytes = parser.uncompressed_bytes
+            node.truncated = node.truncated or parser.truncated
+            if response is not None:
+                node.bytes = response.raw_bytes
+        if node.kind is None and node.error is None:
+            node.error = first_error[0] if first_error else "not a sitemap"
+        if node.kind == "sitemapindex":
+            if item.parent_is_index:
+                self._report("nested-index", "a sitemap index listed by another sitemap index", source)
+            self._schedule(children)
+
+    async def _parse_body(
+        self,
+        item: _Item,
+        parser: SitemapParser,
+        pieces: AsyncIterator[bytes],
+        source: str,
+        response: FetchResponse | None,
+        children: _Plan,
+        capped: list[bool],
+    ) -> AsyncGenerator[list[UrlEntry], None]:
+        node = item.node
         try:
             async for piece in pieces:
                 for out in parser.feed_pieces(piece):
@@ -476,25 +526,14 @@ class _Walk:
         except OSError as exc:
             node.error = f"cannot read: {exc.strerror or exc}"
             self._report("read-error", node.error, source)
+            parser.ok = False
             return
-        if response is not None:
-            node.bytes = response.raw_bytes
         out = parser.close()
         if out:
             batch = self._route(out, parser.kind, children)
             if batch:
                 node.url_count += len(batch)
                 yield batch
-        node.kind = parser.kind if parser.ok else None
-        node.compressed = parser.compressed
-        node.uncompressed_bytes = parser.uncompressed_bytes
-        node.truncated = node.truncated or parser.truncated
-        if node.kind is None and node.error is None:
-            node.error = first_error[0] if first_error else "not a sitemap"
-        if node.kind == "sitemapindex":
-            if item.parent_is_index:
-                self._report("nested-index", "a sitemap index listed by another sitemap index", source)
-            self._schedule(children)
 
     def _route(self, out: list[UrlEntry | IndexEntry], kind: str | None, children: _Plan) -> list[UrlEntry]:
         if kind in _URL_KINDS:
