@@ -15,7 +15,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
@@ -31,6 +31,7 @@ from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Diagnosti
 from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
+from sitemapkit.generator.bulk import BulkLane
 from sitemapkit.generator.deflate import GzipWriter
 from sitemapkit.generator.pipeline import Pipeline
 from sitemapkit.generator.rules import UrlRules
@@ -42,6 +43,7 @@ from sitemapkit.generator.serialize import (
     xml_footer,
     xml_header,
 )
+from sitemapkit.generator.sources.lists import CanonicalLines
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord, entry_from_text
 from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
@@ -270,6 +272,7 @@ class SitemapWriter:
         self._assembling: list[Future[None]] = []
         self._closed = False
         self._header_cache: dict[frozenset[str], int] = {}
+        self._bulk: BulkLane | None = None
         self._held: HeldEntries | None = None
         self.result: PublishResult | None = None
         if self.out_dir.exists() and not self.out_dir.is_dir():  # /dev/null, a file: not "File exists"
@@ -462,7 +465,7 @@ class SitemapWriter:
 
     def add_lines(
         self,
-        lines: list[str],
+        lines: Sequence[str],
         first_line: int,
         parse_line: Callable[[str, int], TextRecord | None],
         *,
@@ -484,6 +487,13 @@ class SitemapWriter:
                 if record is not None:
                     self.add_record(record)
             return
+        if isinstance(lines, CanonicalLines):
+            bulk = self._bulk
+            if bulk is None:
+                bulk = self._bulk = BulkLane(self.scope.folder)
+            if bulk.usable and bulk.add(self, lines, self._known_day):
+                return
+            lines, clean = lines.lines(), True
         folder = escape_url(self.scope.folder)
         canon_url = CANONICAL_URL.fullmatch
         canon_time = _CANON_UTC_TIME.fullmatch
@@ -609,6 +619,19 @@ class SitemapWriter:
         path = self.out_dir / f".{label}.{self._token}.tmp"
         self._temps.append(path)
         return path
+
+    def _current_part(self) -> _Part:
+        """The file being filled, or a new one without extension namespaces (for the bulk lane)."""
+        part = self._part
+        if part is None:
+            part = self._part = self._new_part()
+            part.header = self._header_len(part.prefixes)
+        return part
+
+    def _own_keys_ahead(self, files: int) -> None:
+        """Mark the set's own file URLs as seen far enough ahead for `files` more files."""
+        while len(self._done) + 1 + files > self._own_numbered - 10:
+            self._own_keys()
 
     def _new_part(self) -> _Part:
         if len(self._done) + 1 > self._own_numbered - 10:

@@ -27,10 +27,10 @@ import json
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, cast, overload
 
 from sitemapkit.core.constants import CHANGEFREQS, MAX_LINE_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
@@ -120,7 +120,45 @@ def _field_of(token: str) -> str | None:
 
 
 # Bytes of a URL list in canonical form: RFC 3986 characters other than % and #, TAB and LF.
-_CANONICAL_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?\t\n"
+_CANONICAL_TEXT = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?\t\n"
+_CANONICAL_BYTES = _CANONICAL_TEXT.encode("ascii")
+_CANONICAL_BYTES_BUT_SEPARATORS = bytes(set(_CANONICAL_BYTES) - set(b"\t\n."))
+
+
+class CanonicalLines(Sequence[str]):
+    """A batch of lines whose every byte is a canonical URL character or TAB (so ASCII, in any encoding
+    that agrees with ASCII on them), kept as the bytes between its line feeds and decoded only when a
+    line is asked for: `SitemapWriter.add_lines` writes such a batch straight from `data`."""
+
+    __slots__ = ("_count", "_lines", "data", "dots", "tabs")
+
+    def __init__(self, data: bytes, count: int, tabs: int, dots: int) -> None:
+        self.data = data
+        self.tabs = tabs
+        """How many TABs `data` holds."""
+        self.dots = dots
+        """How many dots `data` holds."""
+        self._lines: list[str] | None = None
+        self._count = count
+
+    def lines(self) -> list[str]:
+        """The decoded lines."""
+        if self._lines is None:
+            self._lines = self.data.decode("ascii").split("\n")
+        return self._lines
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        return self.lines()[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.lines())
 
 
 TOO_LONG = f"longer than {MAX_LINE_BYTES:,} bytes; the line is skipped"
@@ -140,7 +178,7 @@ def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[by
 
 def _decoded(
     stream: IO[bytes], fields: _Reporter, encoding: str | None = None
-) -> Iterator[tuple[int, list[str], bool]]:
+) -> Iterator[tuple[int, Sequence[str], bool]]:
     """Lines in batches, decoded a megabyte at a time: (number of the batch's first line, lines without
     line endings, whether every byte of the batch is a canonical URL character, TAB or LF).
     A UTF-8 BOM is removed; a line that is not in `encoding` (default UTF-8) is reported and skipped; so is
@@ -151,6 +189,7 @@ def _decoded(
     carry = b""
     skipping = False  # inside a line that is too long, until its end
     first = True
+    ascii_based = True
     while True:
         block = stream.read(MAX_LINE_BYTES)
         if skipping:
@@ -185,6 +224,22 @@ def _decoded(
             first = False
             if data.startswith(b"\xef\xbb\xbf") and codec.replace("_", "-") in ("utf-8", "utf8"):
                 data = data[3:]
+            try:
+                ascii_based = _CANONICAL_TEXT.encode(codec, "replace") == _CANONICAL_BYTES
+            except LookupError:
+                ascii_based = False  # decode() below reports the unknown encoding
+        # one pass drops every canonical byte but TAB, LF and ".": canonical if nothing else is left,
+        # and what is left is counted (the bulk lane needs the counts) at no cost
+        rest = data.translate(None, _CANONICAL_BYTES_BUT_SEPARATORS) if ascii_based else b"x"
+        if not rest.translate(None, b"\t\n."):
+            if data.endswith(b"\n"):
+                data, rest = data[:-1], rest[:-1]
+            canonical = CanonicalLines(data, rest.count(b"\n") + 1, rest.count(b"\t"), rest.count(b"."))
+            yield number, canonical, True
+            number += len(canonical)
+            if not block:
+                return
+            continue
         try:
             text = data.decode(codec)
             lines = text.split("\n")
@@ -203,7 +258,7 @@ def _decoded(
                     lines.append("")
         if lines and not lines[-1] and data.endswith(b"\n"):
             lines.pop()
-        yield number, lines, not data.translate(None, _CANONICAL_BYTES)
+        yield number, lines, False
         number += len(lines)
         if not block:
             return
@@ -499,7 +554,7 @@ LineParser = Callable[[str, int], "TextRecord | None"]
 @contextmanager
 def list_batches(
     name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
-) -> Iterator[tuple[Iterator[tuple[int, list[str], bool]], LineParser]]:
+) -> Iterator[tuple[Iterator[tuple[int, Sequence[str], bool]], LineParser]]:
     """The lines of a URL list in decoded batches (see `_decoded`), with the function that parses one
     line into a record, for writers that take the canonical lines inline (`SitemapWriter.add_lines`)."""
     stream = open_input(name)
@@ -508,7 +563,7 @@ def list_batches(
     def parse(text: str, number: int) -> TextRecord | None:
         return _list_record(text, number, fields, sitemap_gen)
 
-    def batches() -> Iterator[tuple[int, list[str], bool]]:
+    def batches() -> Iterator[tuple[int, Sequence[str], bool]]:
         try:
             yield from _decoded(stream, fields, encoding)
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
