@@ -3,6 +3,7 @@ level, and a clean fallback to the standard zlib when zlib-ng cannot be imported
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import shutil
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from sitemapkit.core.errors import PublishError
+from sitemapkit.generator import deflate
 from sitemapkit.generator.deflate import COMPRESSORS, ENV, GzipWriter, compressor
 from sitemapkit.generator.writer import SitemapWriter
 
@@ -115,10 +118,10 @@ def test_files_waiting_for_the_compressor_are_bounded(
     real = SitemapWriter._assemble
     waiting: list[int] = []
 
-    def slow(self: SitemapWriter, temp: Path, header: bytes, spool: Path) -> None:
+    def slow(self: SitemapWriter, temp: Path, header: bytes, spool: Path, worker: object) -> None:
         time.sleep(0.02)
         waiting.append(len(list(tmp_path.glob(".sitemap-*.body.*.tmp"))))
-        real(self, temp, header, spool)
+        real(self, temp, header, spool, worker)  # type: ignore[arg-type]
 
     monkeypatch.setattr(SitemapWriter, "_assemble", slow)
     with SitemapWriter(tmp_path, BASE, gzip=True, max_urls=10) as w:
@@ -128,3 +131,73 @@ def test_files_waiting_for_the_compressor_are_bounded(
     # the one being compressed, two finished ones queued, and the one being filled
     assert max(waiting) <= 4
     assert len(list(tmp_path.glob("sitemap-*.xml.gz"))) == 30
+
+
+# -- the gzip process ------------------------------------------------------------------------------
+
+
+def test_a_multi_file_set_is_gzipped_in_a_child_process_with_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[deflate.GzipWorker] = []
+    start = deflate.GzipWorker.start.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[deflate.GzipWorker]) -> deflate.GzipWorker | None:
+        worker: deflate.GzipWorker | None = start(cls)
+        if worker is not None:
+            started.append(worker)
+        return worker
+
+    monkeypatch.setattr(deflate.GzipWorker, "start", classmethod(spy))
+    in_child = write_set(tmp_path / "child")
+    assert len(started) == 1  # one child for the whole set
+    assert started[0]._process.returncode == 0  # it ended with its input
+    monkeypatch.setattr(deflate.GzipWorker, "start", classmethod(lambda cls: None))
+    in_thread = write_set(tmp_path / "thread")  # where no child can start: a thread, the same bytes
+    assert in_child == in_thread
+    assert len(in_child) == 4
+
+
+def test_a_single_file_is_gzipped_without_a_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(cls: type[deflate.GzipWorker]) -> None:
+        raise AssertionError("no child process for a one-file set")
+
+    monkeypatch.setattr(deflate.GzipWorker, "start", classmethod(refuse))
+    with SitemapWriter(tmp_path, BASE, gzip=True) as w:
+        w.add(BASE + "a")
+    assert gzip.decompress((tmp_path / "sitemap.xml.gz").read_bytes()).count(b"<url>") == 1
+
+
+def test_a_failed_job_in_the_child_is_the_oserror_it_met(tmp_path: Path) -> None:
+    worker = deflate.GzipWorker.start()
+    assert worker is not None
+    try:
+        with pytest.raises(OSError) as info:
+            worker.run(str(tmp_path / "out.gz"), b"<h>", str(tmp_path / "missing"), b"</h>", 6, compressor())
+        assert info.value.errno == errno.ENOENT
+        assert info.value.filename == str(tmp_path / "missing")
+        (tmp_path / "body").write_bytes(b"<x/>")  # and the child goes on with the next job
+        worker.run(str(tmp_path / "out.gz"), b"<h>", str(tmp_path / "body"), b"</h>", 6, compressor())
+        assert gzip.decompress((tmp_path / "out.gz").read_bytes()) == b"<h><x/></h>"
+        assert not (tmp_path / "body").exists()
+    finally:
+        worker.close()
+
+
+def test_a_child_that_dies_fails_the_run_and_publishes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "sitemap.xml.gz").write_bytes(b"old")
+    w = SitemapWriter(out, BASE, gzip=True, max_urls=100)
+    for url in URLS[:250]:
+        w.add(url)
+    worker = w._gzip_worker
+    assert isinstance(worker, deflate.GzipWorker)
+    worker._process.kill()
+    worker._process.wait()
+    for url in URLS[250:500]:
+        w.add(url)
+    with pytest.raises(PublishError, match="gzip process ended unexpectedly"):
+        w.close()
+    assert sorted(p.name for p in out.iterdir()) == ["sitemap.xml.gz"]  # as it was: no temporary left
+    assert (out / "sitemap.xml.gz").read_bytes() == b"old"

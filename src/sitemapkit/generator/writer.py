@@ -32,7 +32,7 @@ from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.bulk import BulkLane
-from sitemapkit.generator.deflate import GzipWriter
+from sitemapkit.generator.deflate import GzipWorker, GzipWriter, assemble_gzip, compressor
 from sitemapkit.generator.pipeline import Pipeline
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.serialize import (
@@ -270,6 +270,7 @@ class SitemapWriter:
         self._part: _Part | None = None
         self._assembler: ThreadPoolExecutor | None = None
         self._assembling: list[Future[None]] = []
+        self._gzip_worker: GzipWorker | Literal[False] | None = None  # False: none could be started
         self._closed = False
         self._header_cache: dict[frozenset[str], int] = {}
         self._bulk: BulkLane | None = None
@@ -665,9 +666,20 @@ class SitemapWriter:
         # The one worker runs jobs in order; a failure waits for close() to report it.
         if len(self._assembling) >= _QUEUED:
             self._assembling[-_QUEUED].exception()
-        self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool))
+        if self.gzip and self._gzip_worker is None and not self._closed:
+            # more files may follow: gzip them in a child process from now on (see deflate.py)
+            self._gzip_worker = GzipWorker.start() or False
+        worker = self._gzip_worker or None
+        self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool, worker))
 
-    def _assemble(self, temp: Path, header: bytes, spool: Path) -> None:
+    def _assemble(self, temp: Path, header: bytes, spool: Path, worker: GzipWorker | None) -> None:
+        if self.gzip:
+            footer, name = xml_footer("urlset").encode(), compressor()
+            if worker is not None:
+                worker.run(str(temp), header, str(spool), footer, self.gzip_level, name)
+            else:
+                assemble_gzip(str(temp), header, str(spool), footer, self.gzip_level, name)
+            return
         out, raw = self._open_out(temp)
         try:
             out.write(header)
@@ -747,6 +759,9 @@ class SitemapWriter:
         if self._assembler is not None:
             self._assembler.shutdown(wait=True)
             self._assembler = None
+        if self._gzip_worker:
+            self._gzip_worker.close()
+        self._gzip_worker = None
         for path in self._temps:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
