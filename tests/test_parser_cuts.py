@@ -105,3 +105,53 @@ HOSTILE = (
 def test_runs_past_the_error_cap_read_the_same_however_cut(cuts: list[int]) -> None:
     """Past 1,000 parse errors stray `&` are only counted and NUL runs taken whole: the same result."""
     assert read(HOSTILE, cuts) == read(HOSTILE, [])
+
+
+AMP_PIECES = [
+    "&",
+    "&amp;",
+    "&am",
+    "p;",
+    "&#38;",
+    "&#x26;",
+    "&lt;",
+    "<",
+    "<!",
+    "--",
+    "<!-- & -->",
+    "-->",
+    "<![CDATA[ & ]]>",
+    "]]>",
+    "<?pi & ?>",
+    "?>",
+    "<loc>",
+    "x",
+    "?q=1",
+    "!",
+    ";",
+]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.lists(st.sampled_from(AMP_PIECES), max_size=40).map(lambda ps: "".join(ps).encode()),
+    cuts=st.lists(st.integers(0, 400), max_size=8),
+)
+@example(data=b"<loc>x<!-- & -->&", cuts=[7])  # cut between < and !: the comment must still be seen
+@example(data=b"<loc>x<?pi & ?>", cuts=[7])
+@example(data=b"a&amp;b & c", cuts=[3, 4])  # cut inside a reference
+def test_stray_ampersands_escape_the_same_however_cut(data: bytes, cuts: list[int]) -> None:
+    """The stray-`&` repair (its fast check included, which holds back a reference or `<` a cut may
+    have split) gives the same bytes and offsets whether it sees the input whole or in pieces."""
+    from sitemapkit.reader.ampersands import _StrayAmpersands
+
+    whole, strays = _StrayAmpersands().fix(data, True)
+    fixer, out, found, start = _StrayAmpersands(), b"", [], 0
+    for cut in [*sorted(set(cuts)), len(data)]:
+        piece, offsets = fixer.fix(data[start : max(start, cut)], cut >= len(data))
+        found += [len(out) + o for o in offsets]
+        out += piece
+        start = max(start, cut)
+        if cut >= len(data):
+            break
+    assert (out, found) == (whole, strays)

@@ -30,14 +30,24 @@ class _StrayAmpersands:
         """Return the escaped bytes and the offsets (in them) of each stray `&` found."""
         data = self._tail + chunk if self._tail else chunk
         self._tail = b""
-        if (
-            self._state == _NORMAL
-            and b"<!" not in data
-            and b"<?" not in data
-            and (final or data[-1:] != b"<")
-            and (b"&" not in data or _STRAY.search(data) is None)
-        ):
-            return data, []
+        if self._state == _NORMAL and (b"!" not in data or b"<!" not in data) and b"<?" not in data:
+            # The common case: nothing to escape. A reference or a `<` the chunk boundary may have cut is
+            # held back for the next chunk, as the full scan below would hold it. (`!` is rare, and found
+            # by memchr: `<!` is looked for only when there is one.)
+            cut = len(data)
+            if not final:
+                amp = data.rfind(b"&", cut - _REF_MAX)
+                if amp >= 0 and data.find(b";", amp) < 0:
+                    cut = amp
+                if data[cut - 1 : cut] == b"<":
+                    cut -= 1
+            head = data[:cut] if cut < len(data) else data
+            # every & the start of an &amp; (URLs with queries): two counts in C, where the search stops
+            # at each & to look ahead
+            if b"&" not in head or head.count(b"&") == head.count(b"&amp;") or _STRAY.search(head) is None:
+                if cut < len(data):
+                    self._tail = data[cut:]
+                return head, []
         runs: list[tuple[int, int]] = []  # (offset, length) of each run of stray `&`
         n = len(data)
         cut = n
