@@ -746,3 +746,37 @@ def test_a_new_crawl_never_overwrites_a_file_that_is_not_a_crawl_file(
     )
     assert result.exit_code == 1 and "not a sitemapkit crawl file" in result.output
     assert precious.read_bytes() == b"not a crawl file"
+
+
+def test_fetch_politely_retries_what_may_pass_and_not_a_refused_hop(server: LocalServer) -> None:
+    """The one retry loop of the crawler and the audit's page checks: a 503 is tried again after its
+    Retry-After; a redirect to a host the fetch policy refuses is final at once (not retried)."""
+    import asyncio
+
+    from sitemapkit.crawl.policy import Pacer, fetch_politely
+    from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchPolicy, FetchResponse
+
+    server.handle("/busy", sequence((503, {"Retry-After": "0"}, b"busy"), (200, {}, b"ok")))
+    server.route("/away", status=302, headers={"Location": "http://127.0.0.2:9/x"})
+
+    async def run(path: str, policy: FetchPolicy) -> tuple[str, object]:
+        async def answer(response: FetchResponse, started: float) -> tuple[str, object]:
+            return "answer", response.status
+
+        def failed(exc: FetchError, started: float) -> tuple[str, object]:
+            return "failed", exc.reason
+
+        options = FetchOptions(retries=0, policy=policy.trusting(server.url("/")), backoff_base=0.01)
+        async with Fetcher(options) as fetcher:
+            return await fetch_politely(fetcher, Pacer(), server.url(path), 3, answer, failed)
+
+    assert asyncio.run(run("/busy", FetchPolicy())) == ("answer", 200)
+    assert [r.path for r in server.requests] == ["/busy", "/busy"]
+    for policy, refusal in (
+        (FetchPolicy(), "another site"),
+        (FetchPolicy(follow_cross_host=True), "loopback"),
+    ):
+        server.requests.clear()
+        outcome, reason = asyncio.run(run("/away", policy))
+        assert outcome == "failed" and refusal in str(reason), reason
+        assert [r.path for r in server.requests] == ["/away"]  # refused, and not asked again

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES, USER_AGENT
@@ -33,10 +34,9 @@ from sitemapkit.core.page import (
 )
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.crawl.frontier import Frontier, Outcome, Queued
-from sitemapkit.crawl.policy import CrawlRules, Pacer, RobotsRules, agent_token, origin_of
+from sitemapkit.crawl.policy import CrawlRules, Pacer, RobotsRules, agent_token, fetch_politely, origin_of
 from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
 from sitemapkit.reader.fetch import (
-    RETRY_STATUSES,
     Fetcher,
     FetchError,
     FetchOptions,
@@ -316,34 +316,19 @@ class Crawler:
         if not robots.allowed(url):
             self._decide(url, Outcome(reason="robots", detail=f"disallowed by {origin}/robots.txt"))
             return
-        started = time.monotonic()
-        opts = self.options
-        fetch_opts = self.fetcher.options
-        for attempt in range(opts.retries + 1):
-            await self.pacer.wait(origin)
-            started = time.monotonic()
-            try:
-                async with self.fetcher.stream(url) as response:
-                    if response.status in RETRY_STATUSES and attempt < opts.retries:
-                        delay = fetch_opts.retry_after(response.headers.get("retry-after"))
-                        self.pacer.hold(origin, delay if delay is not None else fetch_opts.backoff(attempt))
-                        continue
-                    await self._answer(item, response, started)
-                    return
-            except FetchError as exc:
-                # a redirect loop, or a hop the fetch policy refused (its URL is the hop's, not this one)
-                hop = exc.url != url
-                redirect = hop or "redirect" in exc.reason
-                if not redirect and attempt < opts.retries:
-                    self.pacer.hold(origin, fetch_opts.backoff(attempt))
-                    continue
-                elapsed = int((time.monotonic() - started) * 1000)
-                detail = f"redirects to {exc.url}: {exc.reason}" if hop else exc.reason
-                self._decide(
-                    url,
-                    Outcome(reason="redirect" if redirect else "error", detail=detail, elapsed_ms=elapsed),
-                )
-                return
+
+        def failed(exc: FetchError, started: float) -> None:
+            # a redirect loop, or a hop the fetch policy refused (its URL is the hop's, not this one)
+            hop = exc.url != url
+            redirect = hop or "redirect" in exc.reason
+            elapsed = int((time.monotonic() - started) * 1000)
+            detail = f"redirects to {exc.url}: {exc.reason}" if hop else exc.reason
+            outcome = Outcome(reason="redirect" if redirect else "error", detail=detail, elapsed_ms=elapsed)
+            self._decide(url, outcome)
+
+        await fetch_politely(
+            self.fetcher, self.pacer, url, self.options.retries, partial(self._answer, item), failed
+        )
 
     def _decide(self, url: str, outcome: Outcome) -> None:
         self.frontier.decide(url, outcome)

@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.rules import compile_pattern, url_path
+from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchResponse
+
+T = TypeVar("T")
 
 REASONS: dict[str, str] = {
     "redirect": "answered with a redirect (3xx or meta refresh): its target is listed instead, if listable; "
@@ -206,3 +210,40 @@ class Pacer:
             if start > now:
                 await asyncio.sleep(start - now)
             self._next[origin] = start + delay
+
+
+async def fetch_politely(
+    fetcher: Fetcher,
+    pacer: Pacer,
+    url: str,
+    retries: int,
+    answer: Callable[[FetchResponse, float], Awaitable[T]],
+    failed: Callable[[FetchError, float], T],
+) -> T:
+    """Fetch `url` once `pacer` lets its origin go, as the crawler and the audit's page checks do.
+
+    A 429 or 5xx answer is tried again up to `retries` times, after its `Retry-After` (else the fetcher's
+    backoff), during which the whole origin is held back; so is a connection error. A redirect problem, or
+    a hop the fetch policy refused, is final. `answer(response, started)` reads the last answer, or
+    `failed(error, started)` says what the last error means (`started`: when that attempt began).
+    """
+    origin = origin_of(url)
+    options = fetcher.options
+    attempt = 0
+    while True:
+        await pacer.wait(origin)
+        started = time.monotonic()
+        try:
+            async with fetcher.stream(url) as response:
+                if response.status in RETRY_STATUSES and attempt < retries:
+                    delay = options.retry_after(response.headers.get("retry-after"))
+                    pacer.hold(origin, delay if delay is not None else options.backoff(attempt))
+                    attempt += 1
+                    continue
+                return await answer(response, started)
+        except FetchError as exc:
+            if exc.url == url and "redirect" not in exc.reason and attempt < retries:
+                pacer.hold(origin, options.backoff(attempt))
+                attempt += 1
+                continue
+            return failed(exc, started)

@@ -31,8 +31,8 @@ from sitemapkit.core.page import (
 )
 from sitemapkit.core.urls import normalize_url
 from sitemapkit.crawl.engine import HTML_TYPES, CrawlOptions, _http_date
-from sitemapkit.crawl.policy import Pacer, RobotsRules, agent_token, origin_of
-from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchResponse, Hop
+from sitemapkit.crawl.policy import Pacer, RobotsRules, agent_token, fetch_politely, origin_of
+from sitemapkit.reader.fetch import Fetcher, FetchError, FetchResponse, Hop
 
 _SPACES = re.compile(r"\s+")
 
@@ -120,26 +120,18 @@ class Prober:
                 else f"{origin}/robots.txt disallows it for {self.agent}"
             )
             return out
-        opts = self.options
-        fetch_opts = self.fetcher.options
-        for attempt in range(opts.retries + 1):
-            await self.pacer.wait(origin)
-            started = time.monotonic()
-            try:
-                async with self.fetcher.stream(url) as response:
-                    if response.status in RETRY_STATUSES and attempt < opts.retries:
-                        delay = fetch_opts.retry_after(response.headers.get("retry-after"))
-                        self.pacer.hold(origin, delay if delay is not None else fetch_opts.backoff(attempt))
-                        continue
-                    await self._answer(out, response)
-            except FetchError as exc:
-                if "redirect" not in exc.reason and attempt < opts.retries:
-                    self.pacer.hold(origin, fetch_opts.backoff(attempt))
-                    continue
-                out.error = exc.reason
+
+        async def answer(response: FetchResponse, started: float) -> PageCheck:
+            await self._answer(out, response)
             out.elapsed_ms = int((time.monotonic() - started) * 1000)
             return out
-        return out  # pragma: no cover - the last attempt always returns
+
+        def failed(exc: FetchError, started: float) -> PageCheck:
+            out.error = exc.reason
+            out.elapsed_ms = int((time.monotonic() - started) * 1000)
+            return out
+
+        return await fetch_politely(self.fetcher, self.pacer, url, self.options.retries, answer, failed)
 
     async def _answer(self, out: PageCheck, response: FetchResponse) -> None:
         headers = response.headers
