@@ -150,7 +150,7 @@ def test_bulk_lane_writes_what_the_slow_path_writes(
 def test_bulk_lane_takes_canonical_batches_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A canonical list goes through the bulk lane (and still matches the slow path), across file
     boundaries by count and by size; one odd line sends its batch to the per-line loop."""
-    from sitemapkit.generator import bulk
+    from sitemapkit.generator import lanes as bulk
 
     taken: list[bool] = []
     add = bulk.BulkLane.add

@@ -25,14 +25,14 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 from xxhash import xxh3_64_intdigest
 
-from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URL_LENGTH, MAX_URLS
+from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URLS
 from sitemapkit.core.dates import CLOCK_SKEW, format_w3c, parse_w3c, sort_key
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
-from sitemapkit.generator.bulk import BulkLane
 from sitemapkit.generator.deflate import GzipWorker, GzipWriter, assemble_gzip, compressor
+from sitemapkit.generator.lanes import BulkLane, add_inline
 from sitemapkit.generator.pipeline import Pipeline
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.serialize import (
@@ -44,7 +44,7 @@ from sitemapkit.generator.serialize import (
     xml_header,
 )
 from sitemapkit.generator.sources.lists import CanonicalLines
-from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord, entry_from_text
+from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
 if TYPE_CHECKING:
@@ -59,7 +59,6 @@ Google's sitemap_gen.py named them: `sitemap.xml`, `sitemap1.xml`, ... and the i
 (never gzipped)."""
 HreflangMode = Literal["keep", "complete"]
 _CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-_CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
 
 
 def manifest_name(name: str) -> str:
@@ -474,11 +473,12 @@ class SitemapWriter:
     ) -> None:
         """Add a batch of URL-list lines (`first_line` is the number of `lines[0]`).
 
-        This is the hot loop of `generate`. A line in canonical form, `URL` or `URL<TAB>LASTMOD` with a
-        normalised in-scope URL and a lastmod as the writer writes it, is written inline when it fits the
-        current file; any other line is parsed by `parse_line` and goes through `add_record`. The output
-        is the same either way (a property test holds the two paths to it). `clean` says every character
-        of the batch is a canonical URL character, TAB or newline, which spares the per-line URL check.
+        This is the hot loop of `generate`. Lines in canonical form, `URL` or `URL<TAB>LASTMOD` with a
+        normalised in-scope URL and a lastmod as the writer writes it, are written by the fast lanes of
+        `lanes.py` (a whole `CanonicalLines` batch at once, or line by line); any other line is parsed by
+        `parse_line` and goes through `add_record`. The output is the same either way (property tests hold
+        the lanes to it). `clean` says every character of the batch is a canonical URL character, TAB or
+        newline, which spares the per-line URL check.
         """
         if self._closed:
             raise UsageError("the writer is closed")
@@ -495,102 +495,7 @@ class SitemapWriter:
             if bulk.usable and bulk.add(self, lines, self._known_day):
                 return
             lines, clean = lines.lines(), True
-        folder = escape_url(self.scope.folder)
-        canon_url = CANONICAL_URL.fullmatch
-        canon_time = _CANON_UTC_TIME.fullmatch
-        days = self._days
-        known_day = self._known_day
-        deduper = self.pipeline.deduper
-        seen = deduper._seen if deduper is not None else set()
-        # Escape the whole batch at once (in C): the inline path works on escaped text, and the
-        # deduper hashes escaped URLs on every path, so both paths agree.
-        text = "\n".join(lines)
-        escaped = lines
-        if "&" in text or "'" in text:
-            escaped = text.replace("&", "&amp;").replace("'", "&apos;").split("\n")
-        # The inline path keeps the current file's counters in locals and its output in `pending`
-        # (canonical text is ASCII, so a string's length is its size in bytes); `sync` hands them back
-        # to the part before the general path runs. Canonical lastmods are dates (10 characters) or UTC
-        # date-times (25): within each kind, string order is time order.
-        part: _Part | None = None
-        pending: list[str] = []
-        urls = size = limit_urls = limit_size = accepted = 0
-        newest_date = newest_time = ""
-        date_at = time_at = 0  # where each first appeared: equal instants keep the earlier, as `_write` does
-
-        def sync() -> None:
-            nonlocal part, accepted, newest_date, newest_time
-            if part is not None:
-                part.handle.write("".join(pending).encode())
-                part.urls, part.body = urls, size - part.header
-                pending.clear()
-                candidates = sorted(
-                    (at, value, key)
-                    for at, value, key in (
-                        (date_at, newest_date, newest_date + "T00:00:00"),
-                        (time_at, newest_time, newest_time[:19]),
-                    )
-                    if value
-                )
-                for _, value, key in candidates:
-                    if key > part.newest_key:
-                        part.newest, part.newest_key = value, key
-                part = None
-            newest_date = newest_time = ""
-            self.pipeline.accepted += accepted
-            accepted = 0
-
-        def general(index: int) -> None:
-            nonlocal part, urls, size, limit_urls, limit_size
-            sync()
-            record = parse_line(lines[index], first_line + index)
-            if record is not None:
-                self.add_record(record)
-            part = self._part
-            if part is not None and deduper is not None:
-                urls, size = part.urls, part.header + part.body
-                limit_urls, limit_size = self.max_urls, self.max_bytes - _FOOTER
-            else:
-                part = None
-
-        for index, line in enumerate(escaped):
-            loc, tab, lastmod = line.partition("\t")
-            if (
-                part is None
-                or not loc.startswith(folder)
-                or len(loc) >= MAX_URL_LENGTH
-                or "/." in loc  # a dot segment, which normalize_url removes
-                or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
-            ):
-                general(index)
-                continue
-            if not tab:
-                xml = f"<url><loc>{loc}</loc></url>\n"
-            elif (len(lastmod) == 10 and (days.get(lastmod) or known_day(lastmod))) or (
-                len(lastmod) == 25
-                and (days.get(lastmod[:10]) or known_day(lastmod[:10]))
-                and canon_time(lastmod, 10) is not None
-            ):
-                xml = f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod></url>\n"
-            else:
-                general(index)
-                continue
-            key = xxh3_64_intdigest(loc.encode())
-            if urls >= limit_urls or size + len(xml) > limit_size or key in seen:
-                general(index)  # rolls over, or reports the duplicate
-                continue
-            seen.add(key)
-            accepted += 1
-            if tab:
-                if len(lastmod) == 10:
-                    if lastmod > newest_date:
-                        newest_date, date_at = lastmod, index
-                elif lastmod > newest_time:
-                    newest_time, time_at = lastmod, index
-            pending.append(xml)
-            urls += 1
-            size += len(xml)
-        sync()
+        add_inline(self, lines, first_line, parse_line, clean)
 
     def _known_day(self, day: str) -> bool:
         """Whether `day` is a valid canonical date `YYYY-MM-DD` (remembered for up to 100,000 days)."""

@@ -1,20 +1,20 @@
-"""The bulk lane of `Writer.add_lines`: a batch of URL-list lines that are all in canonical form.
+"""The two fast lanes of `SitemapWriter.add_lines`, for URL-list lines in canonical form (`URL` or
+`URL<TAB>LASTMOD`, the URL normalised under the site's folder, the lastmod as the writer writes it).
 
-A URL list exported from a database is usually uniform: every line is `URL` or `URL<TAB>LASTMOD`, with
-the URL already normalised under the site's folder and the lastmod already as the writer would write it.
-For such a batch the per-line checks of the writer's inline loop can be made once over the whole batch,
-in C: one regular expression proves every line canonical, the distinct days are checked once each, the
-deduplication keys are hashed by `map`, and the XML is made by two `str.replace` calls. Anything else
-(one odd line, a duplicate, a day that may be in the future, a file that would overflow its byte limit
-mid-batch) leaves the batch to the per-line loop, which decides line by line; the output is the same
-either way (`tests/test_writer_properties.py` holds the lanes to it).
+The bulk lane takes a whole batch whose every line is canonical, in one shape: the per-line checks are made
+once over the batch, in C: one `bytes.translate` (in the source) proves it canonical and counts its TABs,
+dots and lines, the distinct days are checked once each, the deduplication keys are hashed by `map`, and
+the XML is made by two `bytes.replace` calls. A batch it refuses (one odd line, a duplicate, a day that
+may be in the future) goes to the inline lane, which checks line by line, writes canonical lines itself
+and hands any other line to the general path (`SitemapWriter.add_record`). The output is the same on every
+path (`tests/test_writer_properties.py` holds the lanes to the general path's bytes).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from xxhash import xxh3_64_intdigest
 
 from sitemapkit.core.constants import MAX_URL_LENGTH
-from sitemapkit.generator.serialize import xml_footer
-from sitemapkit.generator.sources.records import CANONICAL_URL
+from sitemapkit.generator.serialize import escape_url, xml_footer
+from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord
 
 if TYPE_CHECKING:
     from sitemapkit.generator.sources.lists import CanonicalLines
@@ -33,6 +33,7 @@ _DATES = re.compile(rb"\d{4}-\d{2}-\d{2}(?:\n\d{4}-\d{2}-\d{2})*")
 _UTC_TIME = rb"\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00"
 _UTC_TIMES = re.compile(_UTC_TIME + rb"(?:\n" + _UTC_TIME + rb")*")
 _FOOTER = len(xml_footer("urlset").encode())
+_CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
 _DAY_OF = itemgetter(slice(0, 10))
 
 # the XML around one line: `URL<TAB>LASTMOD` and `URL`
@@ -161,3 +162,110 @@ class BulkLane:
         key = newest + "T00:00:00" if len(newest) == 10 else newest[:19]
         if key > part.newest_key:
             part.newest, part.newest_key = newest, key
+
+
+def add_inline(
+    writer: SitemapWriter,
+    lines: Sequence[str],
+    first_line: int,
+    parse_line: Callable[[str, int], TextRecord | None],
+    clean: bool,
+) -> None:
+    """The inline lane: write each canonical line of `lines` that fits the current file, and give every
+    other line to the general path (`clean`: every character is canonical, which spares the URL check)."""
+    folder = escape_url(writer.scope.folder)
+    canon_url = CANONICAL_URL.fullmatch
+    canon_time = _CANON_UTC_TIME.fullmatch
+    days = writer._days
+    known_day = writer._known_day
+    deduper = writer.pipeline.deduper
+    seen = deduper._seen if deduper is not None else set()
+    # Escape the whole batch at once (in C): the inline path works on escaped text, and the
+    # deduper hashes escaped URLs on every path, so both paths agree.
+    text = "\n".join(lines)
+    escaped = lines
+    if "&" in text or "'" in text:
+        escaped = text.replace("&", "&amp;").replace("'", "&apos;").split("\n")
+    # The inline path keeps the current file's counters in locals and its output in `pending`
+    # (canonical text is ASCII, so a string's length is its size in bytes); `sync` hands them back
+    # to the part before the general path runs. Canonical lastmods are dates (10 characters) or UTC
+    # date-times (25): within each kind, string order is time order.
+    part: _Part | None = None
+    pending: list[str] = []
+    urls = size = limit_urls = limit_size = accepted = 0
+    newest_date = newest_time = ""
+    date_at = time_at = 0  # where each first appeared: equal instants keep the earlier, as `_write` does
+
+    def sync() -> None:
+        nonlocal part, accepted, newest_date, newest_time
+        if part is not None:
+            part.handle.write("".join(pending).encode())
+            part.urls, part.body = urls, size - part.header
+            pending.clear()
+            candidates = sorted(
+                (at, value, key)
+                for at, value, key in (
+                    (date_at, newest_date, newest_date + "T00:00:00"),
+                    (time_at, newest_time, newest_time[:19]),
+                )
+                if value
+            )
+            for _, value, key in candidates:
+                if key > part.newest_key:
+                    part.newest, part.newest_key = value, key
+            part = None
+        newest_date = newest_time = ""
+        writer.pipeline.accepted += accepted
+        accepted = 0
+
+    def general(index: int) -> None:
+        nonlocal part, urls, size, limit_urls, limit_size
+        sync()
+        record = parse_line(lines[index], first_line + index)
+        if record is not None:
+            writer.add_record(record)
+        part = writer._part
+        if part is not None and deduper is not None:
+            urls, size = part.urls, part.header + part.body
+            limit_urls, limit_size = writer.max_urls, writer.max_bytes - _FOOTER
+        else:
+            part = None
+
+    for index, line in enumerate(escaped):
+        loc, tab, lastmod = line.partition("\t")
+        if (
+            part is None
+            or not loc.startswith(folder)
+            or len(loc) >= MAX_URL_LENGTH
+            or "/." in loc  # a dot segment, which normalize_url removes
+            or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
+        ):
+            general(index)
+            continue
+        if not tab:
+            xml = f"<url><loc>{loc}</loc></url>\n"
+        elif (len(lastmod) == 10 and (days.get(lastmod) or known_day(lastmod))) or (
+            len(lastmod) == 25
+            and (days.get(lastmod[:10]) or known_day(lastmod[:10]))
+            and canon_time(lastmod, 10) is not None
+        ):
+            xml = f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod></url>\n"
+        else:
+            general(index)
+            continue
+        key = xxh3_64_intdigest(loc.encode())
+        if urls >= limit_urls or size + len(xml) > limit_size or key in seen:
+            general(index)  # rolls over, or reports the duplicate
+            continue
+        seen.add(key)
+        accepted += 1
+        if tab:
+            if len(lastmod) == 10:
+                if lastmod > newest_date:
+                    newest_date, date_at = lastmod, index
+            elif lastmod > newest_time:
+                newest_time, time_at = lastmod, index
+        pending.append(xml)
+        urls += 1
+        size += len(xml)
+    sync()
