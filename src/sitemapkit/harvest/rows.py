@@ -59,7 +59,8 @@ URL_COLUMNS: Final = (
 
 DICTIONARY_COLUMNS: Final = URL_COLUMNS[:2] + URL_COLUMNS[3:11]
 """The URL columns Parquet dictionary-encodes: all the flat ones but `loc`, whose values do not repeat
-(trying a dictionary on it, and falling back, costs a third of the writing)."""
+(trying a dictionary on it and falling back costs about 8% of the CPU of writing, and the files come out
+half the size without it)."""
 
 
 def pyarrow() -> Any:
