@@ -5,13 +5,14 @@ Every site is its own loopback address (127.0.0.2, 127.0.0.3, ...) with a robots
 index of two urlsets, served by one asyncio process (tests/sitefarm.py). Each contender runs in a fresh
 process; peak RSS is VmHWM of that process and, for Ray, the highest of any actor (sampled from /proc).
 
-`local-tls` (marked *) is the local engine with one TLS context shared by every HTTP client of the
-process, patched in here only: the reader's fetcher builds a new one (~50 ms of CPU, ~1-2 MB) per client,
-and a harvest makes a client per site. It shows what that one-line reader change would give.
+`cpu s` is the CPU time of the contender's process (for Ray: of the driver only, the actors are not its
+children). `--compare DIR` adds `local-compare`, the local engine run from another checkout's `src/`
+(say a worktree of main), for a before/after measured in the same run, on the same farm.
 
     python bench/bench_harvest.py                 # 1,000 sites x 5,000 URLs (the issue's size)
     python bench/bench_harvest.py --small         # 100 sites x 1,000 URLs, a quick look
     python bench/bench_harvest.py --sites 200 --urls 5000 --only local,usp
+    python bench/bench_harvest.py --small --only local,local-compare --compare ../main
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from common import WORK, Result, print_table, run_command
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-CONTENDERS = ("local", "local-tls", "ray1", "ray2", "usp")
+CONTENDERS = ("local", "local-compare", "ray1", "ray2", "usp")
+DEFAULT = ("local", "ray1", "ray2", "usp")  # and local-compare, after local, given --compare
 
 _MONITOR = """
 import threading, time, os, json
@@ -56,10 +58,6 @@ import sys, time, json, shutil
 sys.path.insert(0, {repo!r})
 {monitor}
 from sitemapkit.harvest import HarvestOptions, harvest
-if {shared_tls}:  # what one TLS context per process (a proposed reader change) would give
-    import ssl, certifi, httpx._transports.default as transports
-    _context = ssl.create_default_context(cafile=certifi.where())
-    transports.create_ssl_context = lambda *args, **kwargs: _context
 sites = open({sites!r}).read().split()
 out = {out!r}
 shutil.rmtree(out, ignore_errors=True)
@@ -146,9 +144,8 @@ def main() -> int:
     ap.add_argument("--urls", type=int, default=5000, help="URLs per site")
     ap.add_argument("--small", action="store_true", help="100 sites x 1,000 URLs")
     ap.add_argument("--concurrency", type=int, default=256, help="sites at once, per worker")
-    ap.add_argument(
-        "--only", default=",".join(CONTENDERS), help=f"comma-separated, of {', '.join(CONTENDERS)}"
-    )
+    ap.add_argument("--only", default=",".join(DEFAULT), help=f"comma-separated, of {', '.join(CONTENDERS)}")
+    ap.add_argument("--compare", type=Path, help="another checkout, for the local-compare contender")
     ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.small:
@@ -160,6 +157,10 @@ def main() -> int:
     unknown = set(chosen) - set(CONTENDERS)
     if unknown:
         ap.error(f"unknown contender(s): {', '.join(sorted(unknown))}")
+    if "local-compare" in chosen and not (args.compare and (args.compare / "src" / "sitemapkit").is_dir()):
+        ap.error("local-compare needs --compare DIR, a checkout of sitemapkit (with src/sitemapkit)")
+    if args.compare and "local-compare" not in chosen:
+        chosen.insert(chosen.index("local") + 1 if "local" in chosen else 0, "local-compare")
     WORK.mkdir(exist_ok=True)
     listing = WORK / "harvest-sites.txt"
     farm = subprocess.Popen(
@@ -181,7 +182,7 @@ def main() -> int:
         assert farm.stdout is not None
         if farm.stdout.readline().strip() != "READY":
             raise SystemExit("the site farm did not start")
-        results = [_run(name, listing, args.concurrency) for name in chosen]
+        results = [_run(name, listing, args.concurrency, args.compare) for name in chosen]
     finally:
         if farm.stdin is not None:
             farm.stdin.close()
@@ -194,15 +195,15 @@ def main() -> int:
     return 0
 
 
-def _run(name: str, listing: Path, concurrency: int) -> Result:
+def _run(name: str, listing: Path, concurrency: int, compare: Path | None = None) -> Result:
     if name == "usp":
         return run_command(
             "ultimate-sitemap-parser", [sys.executable, "-c", _USP.format(sites=str(listing))], cwd=BENCH
         )
-    workers = {"local": 0, "local-tls": 0, "ray1": 1, "ray2": 2}[name]
+    workers = {"local": 0, "local-compare": 0, "ray1": 1, "ray2": 2}[name]
+    src = compare.resolve() / "src" if name == "local-compare" and compare else REPO / "src"
     code = _HARVEST.format(
-        shared_tls=name == "local-tls",
-        repo=str(REPO / "src"),
+        repo=str(src),
         monitor=_MONITOR if workers else "",
         sites=str(listing),
         out=str(WORK / "harvest-out"),
@@ -210,8 +211,8 @@ def _run(name: str, listing: Path, concurrency: int) -> Result:
         concurrency=concurrency,
     )
     label = f"sitemapkit harvest, ray {workers} worker(s)" if workers else "sitemapkit harvest, local"
-    if name == "local-tls":
-        label += ", 1 TLS ctx*"
+    if name == "local-compare":
+        label += f", {compare.name if compare else '?'}"
     return run_command(label, [sys.executable, "-c", code], cwd=BENCH)
 
 

@@ -415,3 +415,20 @@ def test_every_fetcher_shares_one_verifying_tls_context() -> None:
     assert first is second is tls_context()
     assert tls_context().verify_mode == ssl.CERT_REQUIRED and tls_context().check_hostname
     assert tls_context().cert_store_stats()["x509_ca"] > 0  # certifi's bundle is loaded
+
+
+def test_keepalive_bounds_the_idle_connections_kept() -> None:
+    """A client that asks many hosts once each (a harvest's robots.txt client) keeps only `keepalive`
+    idle connections; by default it keeps one per host, up to `max_connections`."""
+    from tests.sitefarm import SiteFarm, address
+
+    async def idle_after(farm: SiteFarm, keepalive: int | None) -> int:
+        async with Fetcher(opts(max_connections=16, keepalive=keepalive)) as f:
+            for n in range(5):
+                assert (await f.get(farm.add(address(n)).url("/robots.txt"))).status == 404
+            return len(f._client._transport._pool.connections)  # type: ignore[attr-defined]
+
+    with SiteFarm() as farm:
+        assert asyncio.run(idle_after(farm, None)) == 5
+    with SiteFarm() as farm:
+        assert asyncio.run(idle_after(farm, 2)) == 2

@@ -508,3 +508,106 @@ def test_cli_engine_ray_starts_its_own_ray(farm: SiteFarm, tmp_path: Path) -> No
     rows = _rows_per_site(tmp_path / "ds")
     assert {name: rows[site.base] for name, site in chosen.items()} == {name: expect[name] for name in chosen}
     assert json.loads((tmp_path / "ds" / "summary.json").read_text())["workers"] == 2
+
+
+def test_url_rows_match_a_row_by_row_layout(tmp_path: Path) -> None:
+    """The writer lays rows out a batch and a column at a time; each row must hold what that entry says,
+    laid out one dict per row by pyarrow itself, whatever the mix (extension data in some rows, dates
+    shared between rows, one instant written with two offsets), through row groups and part files."""
+    import dataclasses
+    import datetime as dt
+    import random
+
+    from sitemapkit.core.dates import format_w3c
+    from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
+    from sitemapkit.harvest.rows import COUNTED, url_schema
+    from sitemapkit.harvest.store import PartWriter, prepare
+
+    rng = random.Random(17)
+    plus2 = dt.datetime(2024, 5, 1, 10, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    dates = [None, dt.date(2024, 1, 2), plus2, plus2.astimezone(dt.UTC), dt.datetime(2023, 3, 4, 5, 6, 7)]
+
+    def entry(i: int, sitemap: str) -> UrlEntry:
+        def some(make: Any, most: int) -> tuple[Any, ...]:
+            return tuple(make(k) for k in range(rng.choice([0, 0, 0, *range(1, most + 1)])))
+
+        return UrlEntry(
+            f"{sitemap}/{i}",
+            rng.choice(dates),
+            rng.choice([None, "daily"]),
+            rng.choice([None, 0.5, 1.0]),
+            images=some(lambda k: Image(f"https://i/{i}/{k}", title=rng.choice([None, "t"])), 2),
+            videos=some(
+                lambda k: Video(
+                    title=f"v{k}", duration=k, expiration_date=rng.choice(dates), live=True, tags=("a", "b")
+                ),
+                1,
+            ),
+            news=rng.choice([None, None, News("P", "en", rng.choice(dates[1:]), "T")]),  # type: ignore[arg-type]
+            alternates=some(lambda k: Alternate(f"x{k}", f"https://a/{i}/{k}"), 2),
+            sitemap=sitemap,
+        )
+
+    def expected(site: str, e: UrlEntry) -> dict[str, Any]:
+        def w3c(value: Any) -> str | None:
+            return format_w3c(value) if value is not None else None
+
+        def video(v: Video) -> dict[str, Any]:
+            out = dataclasses.asdict(v)
+            out.update(
+                expiration_date=w3c(v.expiration_date),
+                publication_date=w3c(v.publication_date),
+                tags=list(v.tags),
+            )
+            return out
+
+        utc = None
+        if isinstance(e.lastmod, dt.datetime):
+            utc = e.lastmod.replace(tzinfo=e.lastmod.tzinfo or dt.UTC).astimezone(dt.UTC)
+        elif e.lastmod is not None:
+            utc = dt.datetime(e.lastmod.year, e.lastmod.month, e.lastmod.day, tzinfo=dt.UTC)
+        news = None
+        if e.news is not None:
+            news = dataclasses.asdict(e.news) | {"publication_date": w3c(e.news.publication_date)}
+        return {
+            "site": site,
+            "sitemap": e.sitemap,
+            "loc": e.loc,
+            "lastmod": w3c(e.lastmod),
+            "lastmod_utc": utc,
+            "changefreq": e.changefreq,
+            "priority": e.priority,
+            "image_count": len(e.images),
+            "video_count": len(e.videos),
+            "news_count": int(e.news is not None),
+            "alternate_count": len(e.alternates),
+            "images": [dataclasses.asdict(i) for i in e.images],
+            "videos": [video(v) for v in e.videos],
+            "news": news,
+            "alternates": [dataclasses.asdict(a) for a in e.alternates],
+        }
+
+    prepare(tmp_path / "ds", resume=False)
+    writer = PartWriter(tmp_path / "ds", "w", rows_per_file=40, row_group_rows=7)
+    rows: list[dict[str, Any]] = []
+    counts = Counter[str]()
+    for b in range(30):
+        site = f"https://s{b % 3}.example/"
+        batch = [entry(i, f"{site}map{b}") for i in range(rng.choice([1, 3, 7, 12]))]
+        rows += [expected(site, e) for e in batch]
+        got = writer.add_batch(site, batch)
+        counts.update(dict(zip(COUNTED, got, strict=True)))
+        assert got == tuple(
+            sum(1 for r in rows[-len(batch) :] if r[k] not in (None, []))
+            for k in ("lastmod", "changefreq", "priority", "images", "videos", "news", "alternates")
+        )
+    writer.close()
+    assert 0 < counts["images"] < len(rows) and 0 < counts["news"] < len(rows)
+    parts = [pq.ParquetFile(tmp_path / "ds" / "urls" / name) for name in writer.files]
+    assert len(parts) > 2
+    for part in parts:  # full row groups but the last of each part
+        sizes = [part.metadata.row_group(g).num_rows for g in range(part.num_row_groups)]
+        assert all(size == 7 for size in sizes[:-1]) and 0 < sizes[-1] <= 7
+    written = pa.concat_tables([part.read() for part in parts])
+    assert written.schema == url_schema()
+    assert written.to_pylist() == pa.Table.from_pylist(rows, schema=url_schema()).to_pylist()

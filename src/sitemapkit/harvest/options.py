@@ -5,11 +5,14 @@ from __future__ import annotations
 import dataclasses
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.reader.fetch import FetchOptions
 from sitemapkit.reader.walk import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, ReadOptions
+
+DISCOVERY_KEEPALIVE: Final = 8
+"""Idle connections the shared robots.txt/discovery client keeps (see `discovery_fetch_options`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +65,12 @@ class HarvestOptions:
         return allow_private(options) if self.allow_private else options
 
     def discovery_fetch_options(self, lanes: int) -> FetchOptions:
-        """The fetch options of the client a worker shares for robots.txt and discovery."""
-        return dataclasses.replace(self.fetch_options(), max_connections=max(1, lanes) * self.per_host)
+        """The fetch options of the client a worker shares for robots.txt and discovery: as many requests
+        at once as the lanes make, but few idle connections kept (each is of a site likely done with, and
+        httpcore looks at every one on each request and response)."""
+        return dataclasses.replace(
+            self.fetch_options(), max_connections=max(1, lanes) * self.per_host, keepalive=DISCOVERY_KEEPALIVE
+        )
 
 
 def allow_private(options: FetchOptions) -> FetchOptions:

@@ -6,6 +6,8 @@ pyarrow is imported only here and only when a harvest runs (it is the optional `
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from sitemapkit.core.dates import format_w3c
@@ -54,6 +56,11 @@ URL_COLUMNS: Final = (
     "news",
     "alternates",
 )
+
+DICTIONARY_COLUMNS: Final = URL_COLUMNS[:2] + URL_COLUMNS[3:11]
+"""The URL columns Parquet dictionary-encodes: all the flat ones but `loc`, whose values do not repeat
+(trying a dictionary on it and falling back costs about 8% of the CPU of writing, and the files come out
+half the size without it)."""
 
 
 def pyarrow() -> Any:
@@ -156,11 +163,17 @@ def _w3c(value: Lastmod | None) -> str | None:
     return format_w3c(value) if value is not None else None
 
 
+COUNTED: Final = ("lastmod", "changefreq", "priority", "images", "videos", "news", "alternates")
+"""What `UrlBuffer.add` counts, in the order of the counts it returns."""
+
+
 class UrlBuffer:
     """URL rows held as column lists until they are written as one row group.
 
-    Extension data is rare, so it is kept only for the rows that have it (row number, value) and laid
-    out as Arrow list columns at the end; a date is formatted once however many rows share it.
+    Rows come a batch at a time and are taken apart a column at a time (a comprehension per field, no
+    per-row Python beyond that). Extension data is rare, so it is kept only for the rows that have it
+    (row number, value) and laid out as Arrow list columns at the end; a date is formatted once however
+    many rows share it.
     """
 
     __slots__ = (
@@ -172,13 +185,15 @@ class UrlBuffer:
         "news",
         "priority",
         "rows",
-        "site",
+        "site_ends",
         "sitemap",
+        "sites",
         "videos",
     )
 
     def __init__(self) -> None:
-        self.site: list[str] = []
+        self.sites: list[str] = []  # the site column in runs: a site, and the row its run ends at
+        self.site_ends: list[int] = []
         self.sitemap: list[str | None] = []
         self.loc: list[str] = []
         self.lastmod: list[Lastmod | None] = []
@@ -190,92 +205,127 @@ class UrlBuffer:
         self.alternates: list[tuple[int, tuple[Any, ...]]] = []
         self.rows = 0
 
-    def add(self, site: str, entry: UrlEntry) -> None:
-        self.site.append(site)
-        self.sitemap.append(entry.sitemap)
-        self.loc.append(entry.loc)
-        self.lastmod.append(entry.lastmod)
-        self.changefreq.append(entry.changefreq)
-        self.priority.append(entry.priority)
-        if entry.images:
-            self.images.append((self.rows, entry.images))
-        if entry.videos:
-            self.videos.append((self.rows, entry.videos))
-        if entry.news is not None:
-            self.news.append((self.rows, entry.news))
-        if entry.alternates:
-            self.alternates.append((self.rows, entry.alternates))
-        self.rows += 1
+    def add(self, site: str, entries: Sequence[UrlEntry]) -> tuple[int, ...]:
+        """Append the rows of `entries`, all of `site`; returns how many of them have each of `COUNTED`."""
+        n = len(entries)
+        rows = self.rows
+        if self.sites and self.sites[-1] == site:
+            self.site_ends[-1] += n
+        else:
+            self.sites.append(site)
+            self.site_ends.append(rows + n)
+        self.sitemap += [e.sitemap for e in entries]
+        self.loc += [e.loc for e in entries]
+        lastmod = [e.lastmod for e in entries]
+        changefreq = [e.changefreq for e in entries]
+        priority = [e.priority for e in entries]
+        self.lastmod += lastmod
+        self.changefreq += changefreq
+        self.priority += priority
+        counts = [n - lastmod.count(None), n - changefreq.count(None), n - priority.count(None)]
+        extensions: tuple[tuple[list[Any], list[Any], object], ...] = (
+            (self.images, [e.images for e in entries], ()),
+            (self.videos, [e.videos for e in entries], ()),
+            (self.news, [e.news for e in entries], None),
+            (self.alternates, [e.alternates for e in entries], ()),
+        )
+        for column, values, empty in extensions:
+            if values.count(empty) == n:  # the usual case: nothing in this batch
+                counts.append(0)
+                continue
+            found = [(rows + i, v) for i, v in enumerate(values) if (v is not None if empty is None else v)]
+            column += found
+            counts.append(len(found))
+        self.rows = rows + n
+        return tuple(counts)
 
     def table(self, schema: pa.Schema) -> pa.Table:
         pa = pyarrow()
         n = self.rows
-        texts: dict[Lastmod, tuple[str, dt.datetime]] = {}
-        lastmod: list[str | None] = []
-        utc: list[dt.datetime | None] = []
-        for value in self.lastmod:
-            if value is None:
-                lastmod.append(None)
-                utc.append(None)
-                continue
-            known = texts.get(value)
-            if known is None:
-                known = texts[value] = (format_w3c(value), _utc(value))
-            lastmod.append(known[0])
-            utc.append(known[1])
-        news: list[dict[str, Any] | None] = [None] * n
-        for row, item in self.news:
-            news[row] = {name: getattr(item, name) for name in NEWS_FIELDS}
-            news[row]["publication_date"] = _w3c(item.publication_date)  # type: ignore[index]
+        # Dates repeat, and the parser gives equal texts one object: each distinct object is formatted
+        # and converted once, then laid out with `take` (told apart by identity, not equality, which
+        # would merge one instant written with two offsets; hashing them is slow too).
+        ids = pa.array(list(map(id, self.lastmod)), type=pa.uint64())
+        encoded = ids.dictionary_encode()
+        where = encoded.indices
+        firsts = pa.compute.index_in(encoded.dictionary, value_set=ids)  # the first row of each
+        distinct = [self.lastmod[i] for i in firsts.to_pylist()]
+        lastmod = pa.array([_w3c(v) for v in distinct], type=pa.string()).take(where)
+        utc = pa.array(
+            [_utc(v) if v is not None else None for v in distinct], type=schema.field("lastmod_utc").type
+        ).take(where)
+        sites = pa.RunEndEncodedArray.from_arrays(
+            pa.array(self.site_ends, type=pa.int32()), pa.array(self.sites, type=pa.string())
+        )
         columns: dict[str, Any] = {
-            "site": self.site,
             "sitemap": self.sitemap,
             "loc": self.loc,
-            "lastmod": lastmod,
-            "lastmod_utc": utc,
             "changefreq": self.changefreq,
             "priority": self.priority,
-            "image_count": _counts(n, self.images),
-            "video_count": _counts(n, self.videos),
-            "news_count": _counts(n, [(row, (1,)) for row, _ in self.news]),
-            "alternate_count": _counts(n, self.alternates),
-            "news": news,
+        }
+        counts = {
+            "image_count": self.images,
+            "video_count": self.videos,
+            "news_count": [(row, (1,)) for row, _ in self.news],
+            "alternate_count": self.alternates,
         }
         arrays = []
         for f in schema:
-            if f.name == "images":
+            if f.name == "site":
+                arrays.append(pa.compute.run_end_decode(sites))
+            elif f.name == "lastmod":
+                arrays.append(lastmod)
+            elif f.name == "lastmod_utc":
+                arrays.append(utc)
+            elif f.name == "news":
+                arrays.append(_news(pa, f.type, n, self.news))
+            elif f.name == "images":
                 arrays.append(_lists(pa, f.type, n, self.images, _image))
             elif f.name == "videos":
                 arrays.append(_lists(pa, f.type, n, self.videos, _video))
             elif f.name == "alternates":
                 arrays.append(_lists(pa, f.type, n, self.alternates, _alternate))
+            elif f.name in counts:
+                arrays.append(_counts(pa, f.type, n, counts[f.name]))
             else:
                 arrays.append(pa.array(columns[f.name], type=f.type))
         return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _counts(n: int, sparse: list[tuple[int, tuple[Any, ...]]]) -> list[int]:
+def _counts(pa: Any, count_type: Any, n: int, sparse: list[tuple[int, tuple[Any, ...]]]) -> Any:
+    """A count column of `n` rows, 0 but for the rows in `sparse`."""
+    if not sparse:
+        return pa.repeat(pa.scalar(0, type=count_type), n)
     counts = [0] * n
     for row, items in sparse:
         counts[row] = len(items)
-    return counts
+    return pa.array(counts, type=count_type)
+
+
+def _news(pa: Any, news_type: Any, n: int, sparse: list[tuple[int, Any]]) -> Any:
+    """The news column: null but for the rows in `sparse`."""
+    if not sparse:
+        return pa.nulls(n, type=news_type)
+    news: list[dict[str, Any] | None] = [None] * n
+    for row, item in sparse:
+        value = {name: getattr(item, name) for name in NEWS_FIELDS}
+        value["publication_date"] = _w3c(item.publication_date)
+        news[row] = value
+    return pa.array(news, type=news_type)
 
 
 def _lists(pa: Any, list_type: Any, n: int, sparse: list[tuple[int, tuple[Any, ...]]], convert: Any) -> Any:
     """A list column of `n` rows, empty but for the rows in `sparse`."""
-    offsets = [0] * (n + 1)
+    if not sparse:
+        offsets = pa.repeat(pa.scalar(0, type=pa.int32()), n + 1)
+        return pa.ListArray.from_arrays(offsets, pa.array([], type=list_type.value_type))
+    sizes = [0] * n
     values: list[dict[str, Any]] = []
-    at = 0
     for row, items in sparse:
-        for i in range(at, row + 1):
-            offsets[i] = len(values)
+        sizes[row] = len(items)
         values.extend(convert(item) for item in items)
-        at = row + 1
-    for i in range(at, n + 1):
-        offsets[i] = len(values)
-    return pa.ListArray.from_arrays(
-        pa.array(offsets, type=pa.int32()), pa.array(values, type=list_type.value_type)
-    )
+    offsets = pa.array([0, *itertools.accumulate(sizes)], type=pa.int32())
+    return pa.ListArray.from_arrays(offsets, pa.array(values, type=list_type.value_type))
 
 
 def _image(i: Any) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InvalidUrlError
-from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import normalize_url
+from sitemapkit.harvest.rows import COUNTED
 from sitemapkit.reader.discover import WELL_KNOWN_PATHS, discover, robots_url
 from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchResult
 from sitemapkit.reader.walk import AsyncReader, SitemapNode
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from sitemapkit.harvest.options import HarvestOptions
     from sitemapkit.harvest.store import PartWriter
 
-STAT_KEYS = ("urls", "lastmod", "changefreq", "priority", "images", "videos", "news", "alternates")
+STAT_KEYS = ("urls", *COUNTED)
 
 
 class Counters:
@@ -279,74 +279,46 @@ class SiteJob:
         max_urls = options.max_urls_per_site
         room = max_urls - stats["urls"] if max_urls is not None else -1
         max_sitemaps = options.max_sitemaps_per_site
-        batch: list[UrlEntry] = []
-        source: str | None = None
         current: SitemapNode | None = None
         first = 0
         since = time.monotonic()
-        # One pass per entry, kept lean: counts in locals, the sitemap compared by identity (the parser
-        # gives every entry of one sitemap the same string), rows handed over in batches.
-        n = lastmod = changefreq = priority = images = videos = news = alternates = 0
+        # The reader's batches go to the writer whole (each is of one sitemap: the reader's `current`);
+        # the writer takes them apart a column at a time and counts what they hold.
+        n = 0
+        counts = [0] * len(COUNTED)
         try:
             async with reader:
-                async for entry in reader:
-                    if entry.sitemap is not source:
-                        source = entry.sitemap
-                        node = reader.current
-                        if node is not current:
-                            now = time.monotonic()
-                            if current is not None:
-                                self._seconds[id(current)] = now - since
-                            current, since, first = node, now, n
-                            self._sitemaps_with_urls += 1
-                            if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
-                                self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
-                                self._taken[id(node)] = 0
-                                break
-                    if n == room:
+                async for batch in reader.batches():
+                    node = reader.current
+                    if node is not current:
+                        now = time.monotonic()
+                        if current is not None:
+                            self._seconds[id(current)] = now - since
+                        current, since, first = node, now, n
+                        self._sitemaps_with_urls += 1
+                        if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
+                            self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
+                            self._taken[id(node)] = 0
+                            break
+                    capped = 0 <= room < n + len(batch)
+                    if capped:
+                        batch = batch[: room - n]
+                    if batch:
+                        if self._abandoned:
+                            break
+                        for i, count in enumerate(self.writer.add_batch(self.site, batch)):
+                            counts[i] += count
+                        n += len(batch)
+                        self.counters.urls += len(batch)
+                    if capped:
                         self._cap(f"more than {max_urls:,} URLs")
                         if current is not None:  # the row says how many URLs were taken, not read ahead
                             self._taken[id(current)] = n - first
                         break
-                    n += 1
-                    batch.append(entry)
-                    if entry.lastmod is not None:
-                        lastmod += 1
-                    if entry.changefreq is not None:
-                        changefreq += 1
-                    if entry.priority is not None:
-                        priority += 1
-                    if entry.images:
-                        images += 1
-                    if entry.videos:
-                        videos += 1
-                    if entry.news is not None:
-                        news += 1
-                    if entry.alternates:
-                        alternates += 1
-                    if len(batch) == 256:
-                        if self._abandoned:
-                            batch = []
-                            break
-                        self.writer.add_batch(self.site, batch)
-                        self.counters.urls += len(batch)
-                        batch = []
                 if current is not None:
                     self._seconds.setdefault(id(current), time.monotonic() - since)
         finally:
-            if batch and not self._abandoned:
-                self.writer.add_batch(self.site, batch)
-                self.counters.urls += len(batch)
-            stats.update(
-                urls=n,
-                lastmod=lastmod,
-                changefreq=changefreq,
-                priority=priority,
-                images=images,
-                videos=videos,
-                news=news,
-                alternates=alternates,
-            )
+            stats.update(urls=n, **dict(zip(COUNTED, counts, strict=True)))
         self._collect()
 
     def _cap(self, what: str) -> None:

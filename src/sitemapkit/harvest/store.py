@@ -21,13 +21,13 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.harvest.rows import UrlBuffer, pyarrow, url_schema
+from sitemapkit.harvest.rows import COUNTED, DICTIONARY_COLUMNS, UrlBuffer, pyarrow, url_schema
 
 URLS: Final = "urls"
 MANIFEST: Final = "_manifest"
@@ -75,20 +75,22 @@ class PartWriter:
         self.rows = 0
         self._closed = False
 
-    def add_batch(self, site: str, entries: list[UrlEntry]) -> None:
-        """Buffer the rows of `entries`, all of `site`."""
-        if self._closed:
-            return  # a site task that outlived its run
-        buffer = self._buffer
-        add = buffer.add
-        for entry in entries:
-            add(site, entry)
-            if buffer.rows >= self.row_group_rows:
+    def add_batch(self, site: str, entries: Sequence[UrlEntry]) -> tuple[int, ...]:
+        """Buffer the rows of `entries`, all of `site`; returns how many of them have each of `COUNTED`
+        (row groups stay `row_group_rows` long: a batch is split where one fills)."""
+        if self._closed:  # a site task that outlived its run: nothing is written
+            return UrlBuffer().add(site, entries)
+        counts = [0] * len(COUNTED)
+        while entries:
+            room = self.row_group_rows - self._buffer.rows
+            part, entries = (entries, ()) if len(entries) <= room else (entries[:room], entries[room:])
+            for i, count in enumerate(self._buffer.add(site, part)):
+                counts[i] += count
+            if self._buffer.rows >= self.row_group_rows:
                 self._flush()
                 if self._part_rows >= self.rows_per_file or self._due():
                     self.rotate()
-                buffer = self._buffer
-                add = buffer.add
+        return tuple(counts)
 
     def site_done(self, record: dict[str, Any]) -> None:
         """A site is finished: commit its manifest line as soon as its rows are all in closed parts."""
@@ -108,7 +110,9 @@ class PartWriter:
         if self._writer is None:
             self._seq += 1
             self._tmp = self.root / URLS / f".part-{self.worker}-{self._seq:05d}.parquet.tmp"
-            self._writer = pa.parquet.ParquetWriter(str(self._tmp), self._schema, compression="zstd")
+            self._writer = pa.parquet.ParquetWriter(
+                str(self._tmp), self._schema, compression="zstd", use_dictionary=list(DICTIONARY_COLUMNS)
+            )
             self._opened = self._clock()
         self._writer.write_table(self._buffer.table(self._schema), row_group_size=self.row_group_rows)
         self._part_rows += self._buffer.rows

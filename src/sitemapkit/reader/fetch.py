@@ -299,6 +299,8 @@ class FetchOptions:
     """Simultaneous requests to one host."""
     max_connections: int = 16
     """Simultaneous requests in total."""
+    keepalive: int | None = None
+    """Idle connections kept open for reuse (None: `max_connections`)."""
     sleep: Sleep = asyncio.sleep
     jitter: Callable[[], float] = random.random
     """Returns a float in [0, 1); scales the second half of each backoff delay."""
@@ -584,7 +586,12 @@ class Fetcher:
             headers={"User-Agent": opts.user_agent, "Accept-Encoding": "gzip, deflate"},
             transport=_guarded_transport(
                 opts.policy,
-                httpx.Limits(max_connections=None, max_keepalive_connections=opts.max_connections),
+                httpx.Limits(
+                    max_connections=None,
+                    max_keepalive_connections=opts.max_connections
+                    if opts.keepalive is None
+                    else opts.keepalive,
+                ),
             ),
             trust_env=False,
         )

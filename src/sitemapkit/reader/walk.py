@@ -800,6 +800,7 @@ class AsyncReader(_ReaderBase):
     ) -> None:
         super().__init__(source, options or ReadOptions(), on_diagnostic, fetch_options)
         self._iterator: AsyncGenerator[UrlEntry, None] | None = None
+        self._batches: AsyncGenerator[list[UrlEntry], None] | None = None
 
     def __aiter__(self) -> AsyncIterator[UrlEntry]:
         if self._iterator is None:
@@ -807,6 +808,14 @@ class AsyncReader(_ReaderBase):
             self._iterator = iterator = self._entries()
             return iterator
         return self._iterator
+
+    def batches(self) -> AsyncIterator[list[UrlEntry]]:
+        """The entries in the lists the walk makes, for a consumer that takes many at a time: every
+        list is of one sitemap, `current` while the list is handled. Instead of iterating the reader."""
+        if self._batches is None:
+            self._start()
+            self._batches = self._walk.batches()
+        return self._batches
 
     async def _entries(self) -> AsyncGenerator[UrlEntry, None]:
         batches = self._walk.batches()
@@ -827,6 +836,8 @@ class AsyncReader(_ReaderBase):
         """Stop reading and release connections."""
         if self._iterator is not None:
             await self._iterator.aclose()
+        if self._batches is not None:
+            await self._batches.aclose()
 
     async def __aenter__(self) -> AsyncReader:
         return self
