@@ -6,7 +6,9 @@ from __future__ import annotations
 import errno
 import gzip
 import io
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -195,9 +197,98 @@ def test_a_child_that_dies_fails_the_run_and_publishes_nothing(tmp_path: Path) -
     assert isinstance(worker, deflate.GzipWorker)
     worker._process.kill()
     worker._process.wait()
-    for url in URLS[250:500]:
-        w.add(url)
+    added = 250
     with pytest.raises(PublishError, match="gzip process ended unexpectedly"):
+        for url in URLS[250:]:
+            w.add(url)
+            added += 1
         w.close()
+    assert added < 600  # the run failed within a few files, not at the end of the input
     assert sorted(p.name for p in out.iterdir()) == ["sitemap.xml.gz"]  # as it was: no temporary left
     assert (out / "sitemap.xml.gz").read_bytes() == b"old"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sessions and signals of POSIX")
+def test_ctrl_c_is_the_parents_to_handle(tmp_path: Path) -> None:
+    """A program that catches SIGINT and goes on keeps its run: the gzip child is out of the terminal's
+    process group (a Ctrl-C never reaches it) and ignores SIGINT sent to it anyway."""
+    w = SitemapWriter(tmp_path, BASE, gzip=True, max_urls=100)
+    for url in URLS[:250]:
+        w.add(url)
+    worker = w._gzip_worker
+    assert isinstance(worker, deflate.GzipWorker)
+    w._wait_for_files()  # the child has answered: it is serving
+    child = worker._process.pid
+    assert os.getsid(child) != os.getsid(0)
+    os.kill(child, signal.SIGINT)
+    time.sleep(0.2)
+    assert worker._process.poll() is None
+    for url in URLS[250:]:
+        w.add(url)
+    assert w.close().urls == len(URLS)
+
+
+def test_a_full_disk_while_adding_is_a_clean_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No space left while a file fills (here every body goes to /dev/full): PublishError naming the
+    problem, nothing published, no temporary file left, on the bulk lane as on the general path."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    from sitemapkit.generator import writer as writer_module
+    from sitemapkit.generator.sources.lists import list_batches
+
+    def full(self: SitemapWriter) -> object:
+        return writer_module._Part(self._temp("body"), open("/dev/full", "wb"))
+
+    monkeypatch.setattr(SitemapWriter, "_new_part", full)
+    source = tmp_path / "urls.txt"
+    source.write_text("".join(f"{url}\n" for url in URLS).replace("&", "-"))
+    for bulk in (True, False):
+        out = tmp_path / f"out-{bulk}"
+        with pytest.raises(PublishError, match="No space left"), SitemapWriter(out, BASE, max_urls=100) as w:
+            if bulk:
+                with list_batches(str(source), w.log) as (batches, parse_line):
+                    for first, lines, clean in batches:
+                        w.add_lines(lines, first, parse_line, clean=clean)
+            else:
+                for url in URLS:
+                    w.add(url)
+        assert list(out.iterdir()) == []
+
+
+def test_ctrl_c_during_the_renames_completes_them_then_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupt while the finished files are renamed into place waits for the renames (the set is
+    published whole, never half) and is raised after, saying that the sitemaps were published."""
+    from click.testing import CliRunner
+
+    from sitemapkit.cli import main
+    from sitemapkit.core.errors import InterruptedAfterPublish
+
+    commit = SitemapWriter._commit
+
+    def interrupted(self: SitemapWriter, renames: list[tuple[Path, Path]]) -> object:
+        signal.raise_signal(signal.SIGINT)  # as if Ctrl-C came just now
+        return commit(self, renames)
+
+    monkeypatch.setattr(SitemapWriter, "_commit", interrupted)
+    w = SitemapWriter(tmp_path / "api", BASE, max_urls=700)
+    for url in URLS:
+        w.add(url)
+    with pytest.raises(InterruptedAfterPublish):
+        w.close()
+    assert w.result is not None and w.result.urls == len(URLS)
+    assert sorted(p.name for p in (tmp_path / "api").iterdir() if not p.name.startswith(".")) == [
+        "sitemap-1.xml",
+        "sitemap-2.xml",
+        "sitemap-3.xml",
+        "sitemap.xml",
+    ]
+    (tmp_path / "urls.txt").write_text("".join(f"{url}\n" for url in URLS))
+    out = tmp_path / "cli"
+    result = CliRunner().invoke(
+        main, ["generate", str(tmp_path / "urls.txt"), "--base-url", BASE, "--out", str(out)]
+    )
+    assert result.exit_code == 130
+    assert "interrupted; it came while the finished sitemaps were being put in place" in result.output
+    assert (out / "sitemap.xml").exists()

@@ -176,3 +176,16 @@ def test_bulk_lane_takes_canonical_batches_whole(tmp_path: Path, monkeypatch: py
     dup = [*rows[:10], rows[3]]
     assert publish(dup, True, tmp_path / "dup-fast") == publish(dup, False, tmp_path / "dup-slow")
     assert taken == [False]  # a duplicate: the per-line loop reports it
+
+
+def test_no_lane_lists_the_sets_own_files(tmp_path: Path) -> None:
+    """A URL naming one of the set's own files is left out on every path, even when the file it names is
+    only made by a later batch (the list here is two 1 MB batches; sitemap-2200.xml comes from the second)."""
+    rows: list[Row] = [(f"{BASE}p/{i:06d}", None, None, None) for i in range(45_000)]
+    rows.insert(10, (BASE + "sitemap-2200.xml", None, None, None))
+    rows.insert(20, (BASE + "sitemap-2201.xml.gz", None, None, None))
+    fast = publish(rows, True, tmp_path / "fast", max_urls=20)
+    assert fast == publish(rows, False, tmp_path / "slow", max_urls=20)
+    files, _ = fast
+    assert len(files) == 2252  # 45,001 URLs (publish adds one) in 2,251 files, and the index
+    assert not any(b"sitemap-220" in body for name, body in files.items() if name != "sitemap.xml")

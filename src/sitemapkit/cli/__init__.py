@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from sitemapkit.core.errors import InterruptedAfterPublish
+
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
     "audit": "sitemapkit.cli.audit:audit",
@@ -42,9 +44,11 @@ class LazyGroup(click.Group):
         not click's `Aborted!` and 1, so a script tells an interrupt from a failure."""
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             name = ctx.invoked_subcommand or ctx.info_name or "sitemapkit"
             done = "; nothing was published" if name in _PUBLISHING else ""
+            if isinstance(exc, InterruptedAfterPublish):
+                done = "; it came while the finished sitemaps were being put in place, so they were published"
             click.echo(f"sitemapkit {name}: interrupted{done}", err=True)
             raise click.exceptions.Exit(130) from None
 

@@ -35,3 +35,8 @@ class PublishError(SitemapkitError):
 
 class StrictModeError(PublishError):
     """`strict` was set and a problem was found, so nothing was published."""
+
+
+class InterruptedAfterPublish(KeyboardInterrupt):
+    """Ctrl-C came while a finished set was being renamed into place: the renames were completed first
+    (a half-published set would be worse), so the new set is published; the interrupt is raised after."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -139,6 +140,10 @@ class GzipWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
+                # Ctrl-C is the parent's to handle (a program may catch it and go on): out of the
+                # terminal's process group, the child never gets it; it ends at the end of its input
+                start_new_session=os.name == "posix",
+                creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
             )
         except OSError:
             return None
@@ -159,7 +164,10 @@ class GzipWorker:
         if not reply:
             code = process.poll()
             raise OSError(f"the gzip process ended unexpectedly (exit code {code})")
-        answer = json.loads(reply)
+        try:
+            answer = json.loads(reply)
+        except ValueError:
+            raise OSError(f"the gzip process answered {reply[:200]!r}, not a result") from None
         if answer.get("ok"):
             return
         raise OSError(answer["errno"], answer["strerror"], answer["filename"])
@@ -181,6 +189,7 @@ class GzipWorker:
 
 def _serve() -> None:
     """The child's loop: one JSON job a line on stdin, one JSON answer a line on stdout."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt means
     for line in sys.stdin.buffer:
         job = json.loads(line)
         answer: dict[str, Any]

@@ -49,11 +49,13 @@ _GROWTH_LOC = len(_OPEN) + len(_CLOSE_LOC) - 1
 class BulkLane:
     """The checks of one writer's bulk lane, made for its folder (see the module's docstring)."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, own_prefix: str) -> None:
         self.usable = CANONICAL_URL.fullmatch(folder) is not None and "/." not in folder
         self._folder = folder.encode("ascii") if self.usable else b""
         self._line_start = b"\n" + self._folder
         self._folder_dots = folder.count(".")
+        self._own = own_prefix.encode()
+        self._own_line = b"\n" + self._own
 
     def add(self, writer: SitemapWriter, lines: CanonicalLines, known_day: Callable[[str], bool]) -> bool:
         """Write `lines` to `writer` if the whole batch is canonical and new; False (nothing written)
@@ -66,6 +68,8 @@ class BulkLane:
             return False  # a line outside the folder (or empty)
         if lines.dots != n * self._folder_dots and b"/." in data:
             return False  # maybe a dot segment, which normalisation removes
+        if data.startswith(self._own) or self._own_line in data:
+            return False  # maybe one of the set's own files, which the pipeline leaves out
         escaped = (
             data.replace(b"&", b"&amp;").replace(b"'", b"&apos;") if b"&" in data or b"'" in data else data
         )
@@ -101,7 +105,6 @@ class BulkLane:
         largest = longest + per_line
         if largest > capacity:
             return False
-        writer._own_keys_ahead(n // min(writer.max_urls, capacity // largest) + 2)
         keys = set(map(xxh3_64_intdigest, locs))
         seen = deduper._seen
         if len(keys) != n or not seen.isdisjoint(keys):
@@ -174,6 +177,7 @@ def add_inline(
     """The inline lane: write each canonical line of `lines` that fits the current file, and give every
     other line to the general path (`clean`: every character is canonical, which spares the URL check)."""
     folder = escape_url(writer.scope.folder)
+    own = escape_url(writer.own_prefix)  # the set's own files: the pipeline leaves them out
     canon_url = CANONICAL_URL.fullmatch
     canon_time = _CANON_UTC_TIME.fullmatch
     days = writer._days
@@ -236,6 +240,7 @@ def add_inline(
         if (
             part is None
             or not loc.startswith(folder)
+            or loc.startswith(own)
             or len(loc) >= MAX_URL_LENGTH
             or "/." in loc  # a dot segment, which normalize_url removes
             or (not clean and canon_url(lines[index].partition("\t")[0]) is None)

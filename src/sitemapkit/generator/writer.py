@@ -15,7 +15,9 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,7 +30,7 @@ from xxhash import xxh3_64_intdigest
 from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URLS
 from sitemapkit.core.dates import CLOCK_SKEW, format_w3c, parse_w3c, sort_key
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
-from sitemapkit.core.errors import PublishError, StrictModeError, UsageError
+from sitemapkit.core.errors import InterruptedAfterPublish, PublishError, StrictModeError, UsageError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.deflate import GzipWorker, GzipWriter, assemble_gzip, compressor
@@ -256,7 +258,6 @@ class SitemapWriter:
         self.pipeline = Pipeline(
             self.scope, self.log, dedupe=dedupe, now=now, rules=rules, own=self._own_matcher(own_urls)
         )
-        self._own_numbered = 0
         self._own_keys(own_urls)
         self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
         self._safe_day = (self.pipeline.now + CLOCK_SKEW).date().isoformat()  # earlier days are never future
@@ -291,24 +292,20 @@ class SitemapWriter:
 
             self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
 
-    def _own_keys(self, extra: tuple[str, ...] = ()) -> None:
-        """Mark the URLs of the set's own files (numbered ones up to 1,000 more than written so far) as seen,
-        so that the bulk path of `add_lines` hands them to the pipeline, which leaves them out."""
+    def _own_keys(self, extra: tuple[str, ...]) -> None:
+        """Mark `extra` (own URLs other than the set's files, such as the robots.txt a build writes) as
+        seen, so that the fast lanes of `add_lines` hand them to the pipeline, which leaves them out. The
+        set's own file names need no marking: a line under `own_prefix` never takes a fast lane."""
         deduper = self.pipeline.deduper
         if deduper is None:
             return
-        folder, name, seen = self.scope.folder, self.name, deduper._seen
-        names: list[str] = []
-        if not self._own_numbered:
-            names += [f"{name}.xml", f"{name}.xml.gz", f"{name}.xsl"]
-            if self.naming == "sitemap_gen":
-                names.append(f"{name}_index.xml")
-        start, self._own_numbered = self._own_numbered + 1, self._own_numbered + 1000
-        dash = "" if self.naming == "sitemap_gen" else "-"
-        for number in range(start, self._own_numbered + 1):
-            names += [f"{name}{dash}{number}.xml", f"{name}{dash}{number}.xml.gz"]
-        for url in (*(folder + n for n in names), *extra):
-            seen.add(xxh3_64_intdigest(escape_url(url).encode()))
+        for url in extra:
+            deduper._seen.add(xxh3_64_intdigest(escape_url(url).encode()))
+
+    @property
+    def own_prefix(self) -> str:
+        """What every URL of the set's own files starts with (the folder and the file name prefix)."""
+        return self.scope.folder + self.name
 
     def _own_matcher(self, extra: tuple[str, ...]) -> Callable[[str], bool]:
         """A test for the URLs of the set's own files (see the class docstring)."""
@@ -357,6 +354,14 @@ class SitemapWriter:
         `hold` keeps the entry back until `close` (in a temporary SQLite file in the output folder, so
         memory stays flat), and from then on a later entry for the same URL, from
         any source, is merged into it (`sitemapkit.generator.merge`) instead of being a duplicate."""
+        try:
+            return self._add_entry(entry, lastmod, hold)
+        except OSError as exc:  # a full disk, a failed gzip job: the run is abandoned
+            raise self._abandon(exc) from None
+
+    def _add_entry(
+        self, entry: UrlEntry, lastmod: Callable[[UrlEntry], Lastmod | None] | None, hold: bool
+    ) -> bool:
         if self._closed:
             raise UsageError("the writer is closed")
         ready = self.pipeline.process(entry)
@@ -482,6 +487,18 @@ class SitemapWriter:
         """
         if self._closed:
             raise UsageError("the writer is closed")
+        try:
+            self._add_lines(lines, first_line, parse_line, clean)
+        except OSError as exc:  # a full disk, a failed gzip job: the run is abandoned
+            raise self._abandon(exc) from None
+
+    def _add_lines(
+        self,
+        lines: Sequence[str],
+        first_line: int,
+        parse_line: Callable[[str, int], TextRecord | None],
+        clean: bool,
+    ) -> None:
         if self.pipeline.rules is not None or self._groups is not None:
             for index, line in enumerate(lines):  # every entry must go through the rules or the groups
                 record = parse_line(line, first_line + index)
@@ -491,7 +508,7 @@ class SitemapWriter:
         if isinstance(lines, CanonicalLines):
             bulk = self._bulk
             if bulk is None:
-                bulk = self._bulk = BulkLane(self.scope.folder)
+                bulk = self._bulk = BulkLane(self.scope.folder, self.own_prefix)
             if bulk.usable and bulk.add(self, lines, self._known_day):
                 return
             lines, clean = lines.lines(), True
@@ -534,14 +551,7 @@ class SitemapWriter:
             part.header = self._header_len(part.prefixes)
         return part
 
-    def _own_keys_ahead(self, files: int) -> None:
-        """Mark the set's own file URLs as seen far enough ahead for `files` more files."""
-        while len(self._done) + 1 + files > self._own_numbered - 10:
-            self._own_keys()
-
     def _new_part(self) -> _Part:
-        if len(self._done) + 1 > self._own_numbered - 10:
-            self._own_keys()
         spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
         handle = open(spool, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
         return _Part(spool, handle)
@@ -570,7 +580,7 @@ class SitemapWriter:
         # compressor holds the main loop back instead of piling up spooled files.
         # The one worker runs jobs in order; a failure waits for close() to report it.
         if len(self._assembling) >= _QUEUED:
-            self._assembling[-_QUEUED].exception()
+            self._assembling[-_QUEUED].result()  # a file that failed fails the run now, not at the end
         if self.gzip and self._gzip_worker is None and not self._closed:
             # more files may follow: gzip them in a child process from now on (see deflate.py)
             self._gzip_worker = GzipWorker.start() or False
@@ -635,14 +645,26 @@ class SitemapWriter:
             if self._part is not None:
                 self._finish_part()
             self._wait_for_files()
-            self.result = self._publish()
+            with _interrupts_held() as interrupted:
+                self.result = self._publish()
+            if interrupted:
+                raise InterruptedAfterPublish
             return self.result
         except OSError as exc:
-            raise PublishError(
-                f"{exc.filename or self.out_dir}: cannot write ({exc.strerror or exc}); nothing was published"
-            ) from None
+            raise self._cannot_write(exc) from None
         finally:
             self._cleanup()
+
+    def _cannot_write(self, exc: OSError) -> PublishError:
+        return PublishError(
+            f"{exc.filename or self.out_dir}: cannot write ({exc.strerror or exc}); nothing was published"
+        )
+
+    def _abandon(self, exc: OSError) -> PublishError:
+        """Discard the run after `exc` met while adding; the error to raise."""
+        with contextlib.suppress(Exception):
+            self.abort()
+        return self._cannot_write(exc)
 
     def abort(self) -> None:
         """Discard everything written so far; the output folder is left as it was."""
@@ -913,3 +935,19 @@ def _same_bytes(new: Path, old: Path) -> bool:
 
 def _is_plain_name(name: str) -> bool:
     return "/" not in name and "\\" not in name and name not in ("", ".", "..") and not name.startswith(".")
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[list[int]]:
+    """Hold SIGINT back while the block runs (in the main thread, where Python handles signals); yields a
+    list that gets an item if one came, so the caller can raise it once the block is done."""
+    came: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        yield came
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGINT, previous)
