@@ -185,6 +185,10 @@ def test_an_unknown_or_ascii_incompatible_encoding_is_a_usage_error(tmp_path: Pa
         generate([str(source)], tmp_path / "out", BASE, encoding="klingon")
     with pytest.raises(UsageError, match="ASCII"):
         generate([str(source)], tmp_path / "out", BASE, encoding="utf-16")
+    # utf-8-sig is UTF-8 with a BOM, which UTF-8 input may have anyway: taken as UTF-8
+    source.write_bytes(b"\xef\xbb\xbf" + (BASE + "caf\u00e9\n").encode())
+    assert generate([str(source)], tmp_path / "sig", BASE, encoding="utf-8-sig").urls == 1
+    assert "caf%C3%A9" in (tmp_path / "sig" / "sitemap.xml").read_text()
     run = subprocess.run(
         [
             sys.executable,

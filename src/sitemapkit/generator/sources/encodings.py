@@ -19,6 +19,8 @@ def check_encoding(name: str) -> str:
         info = codecs.lookup(name)
     except LookupError:
         raise UsageError(f"unknown encoding {name!r} (try utf-8, latin-1, cp1252)") from None
+    if info.name == "utf-8-sig":
+        return "utf-8"  # a leading BOM is removed from UTF-8 input anyway
     sample = "http://a.example/?x=1&y=2#\t\n"
     try:
         ascii_compatible = sample.encode(info.name) == sample.encode("ascii")
