@@ -385,7 +385,7 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     # progress (a line in a log, the last one at the end) and the summary, on stderr
     assert re.search(r"harvest: (\d+)/\1 sites, ", run.stderr) and "ETA" in run.stderr
-    assert "sitemaps read: " in run.stderr and "URLs with lastmod" in run.stderr
+    assert re.search(r"\d+ sitemaps read, [\d,]+ URLs\n", run.stderr) and "URLs with lastmod" in run.stderr
     assert "site-timeout" not in json.loads((out / "summary.json").read_text())["site_errors"]
     rows = _rows_per_site(out)
     assert {name: rows.get(site.base, 0) for name, site in sites.items()} == expect
@@ -611,3 +611,25 @@ def test_url_rows_match_a_row_by_row_layout(tmp_path: Path) -> None:
     written = pa.concat_tables([part.read() for part in parts])
     assert written.schema == url_schema()
     assert written.to_pylist() == pa.Table.from_pylist(rows, schema=url_schema()).to_pylist()
+
+
+def test_the_summary_text_counts_in_words() -> None:
+    from sitemapkit.cli.harvest import _describe
+
+    summary = {
+        "sites": 1,
+        "sites_with_sitemaps": 1,
+        "sites_via_robots": 1,
+        "sites_via_well_known": 0,
+        "sites_with_errors": 0,
+        "sitemaps_read": 1,
+        "urls": 1,
+        "share_of_urls": {"lastmod": 1.0},
+        "seconds": 0.5,
+        "sites_this_run": 1,
+        "urls_this_run": 1,
+        "urls_per_second": 2,
+    }
+    text = _describe(summary)
+    assert text.startswith("1 site (1 with sitemaps")
+    assert "1 sitemap read, 1 URL\n" in text and "this run: 1 site, 1 URL in 0.5 s" in text

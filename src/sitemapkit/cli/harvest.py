@@ -6,15 +6,15 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
+from sitemapkit.cli._output import plural
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
 from sitemapkit.harvest.run import harvest as run_harvest
-from sitemapkit.harvest.summary import describe
 
 _DEFAULTS = HarvestOptions()
 
@@ -178,7 +178,7 @@ def harvest(
     except OSError as exc:
         _fail(f"{out}: cannot write ({exc.strerror or exc})")
     if not quiet:
-        click.echo(describe(summary), err=True)
+        click.echo(_describe(summary), err=True)
         click.echo(f"dataset: {out} (summary in {out.rstrip('/')}/summary.json)", err=True)
 
 
@@ -231,3 +231,30 @@ def _progress(quiet: bool) -> Iterator[ProgressHandler | None]:
             bar.update(task, total=p.sites_total, completed=p.sites_done, description=progress_line(p))
 
         yield update
+
+
+def _describe(summary: dict[str, Any]) -> str:
+    """The summary (`DATASET/summary.json`) as a few lines of text."""
+    share = summary.get("share_of_urls", {})
+    lines = [
+        f"{plural(summary['sites'], 'site')} ({summary['sites_with_sitemaps']:,} with sitemaps: "
+        f"{summary['sites_via_robots']:,} via robots.txt, "
+        f"{summary['sites_via_well_known']:,} via a well-known path; "
+        f"{summary['sites_with_errors']:,} with errors)",
+        f"{plural(summary['sitemaps_read'], 'sitemap')} read, {plural(summary['urls'], 'URL')}",
+        "URLs with " + ", ".join(f"{k} {v:.1%}" for k, v in share.items()),
+    ]
+    if summary.get("formats"):
+        lines.append("formats: " + ", ".join(f"{k} {v:,}" for k, v in summary["formats"].items()))
+    if summary.get("site_errors"):
+        lines.append("site errors: " + ", ".join(f"{k} {v:,}" for k, v in summary["site_errors"].items()))
+    if summary.get("error_classes"):
+        top = list(summary["error_classes"].items())[:8]
+        lines.append("error classes: " + ", ".join(f"{k} {v:,}" for k, v in top))
+    if summary.get("seconds"):
+        lines.append(
+            f"this run: {plural(summary.get('sites_this_run', 0), 'site')}, "
+            f"{plural(summary.get('urls_this_run', 0), 'URL')} "
+            f"in {summary['seconds']:.1f} s ({summary.get('urls_per_second', 0):,.0f} URLs/s)"
+        )
+    return "\n".join(lines)

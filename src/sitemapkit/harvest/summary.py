@@ -111,29 +111,3 @@ def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
     tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path / "summary.json")
     return summary
-
-
-def describe(summary: dict[str, Any]) -> str:
-    """The summary as a few lines of text."""
-    share = summary.get("share_of_urls", {})
-    lines = [
-        f"sites: {summary['sites']:,} ({summary['sites_with_sitemaps']:,} with sitemaps: "
-        f"{summary['sites_via_robots']:,} via robots.txt, "
-        f"{summary['sites_via_well_known']:,} via a well-known path; "
-        f"{summary['sites_with_errors']:,} with errors)",
-        f"sitemaps read: {summary['sitemaps_read']:,}; URLs: {summary['urls']:,}",
-        "URLs with " + ", ".join(f"{k} {v:.1%}" for k, v in share.items()),
-    ]
-    if summary.get("formats"):
-        lines.append("formats: " + ", ".join(f"{k} {v:,}" for k, v in summary["formats"].items()))
-    if summary.get("site_errors"):
-        lines.append("site errors: " + ", ".join(f"{k} {v:,}" for k, v in summary["site_errors"].items()))
-    if summary.get("error_classes"):
-        top = list(summary["error_classes"].items())[:8]
-        lines.append("error classes: " + ", ".join(f"{k} {v:,}" for k, v in top))
-    if summary.get("seconds"):
-        lines.append(
-            f"this run: {summary.get('sites_this_run', 0):,} sites, {summary.get('urls_this_run', 0):,} URLs "
-            f"in {summary['seconds']:.1f} s ({summary.get('urls_per_second', 0):,.0f} URLs/s)"
-        )
-    return "\n".join(lines)
