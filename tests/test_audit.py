@@ -18,7 +18,7 @@ import pytest
 
 from sitemapkit.audit.report import wilson
 from sitemapkit.audit.run import audit
-from tests.auditsite import clean_site, entry, page, problem_site, urlset
+from tests.auditsite import clean_site, entry, index, page, problem_site, urlset
 from tests.localserver import LocalServer
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
@@ -155,6 +155,36 @@ def test_polite_robots_agent_crawl_delay_and_retry_after(server: LocalServer) ->
     assert min(gaps) >= 0.15 and starts[3] - starts[0] >= 0.8
     busy = times["/busy"]
     assert len(busy) == 2 and busy[1] - busy[0] >= 0.95  # Retry-After: 1 waited out
+
+
+def test_the_sitemaps_too_are_read_at_the_crawl_delay(server: LocalServer) -> None:
+    """Not only the pages: an index and its children are fetched at robots.txt's Crawl-delay as well."""
+    times: list[tuple[float, str]] = []
+    lock = threading.Lock()
+
+    def timed(path: str, body: str) -> None:
+        def handler(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+            with lock:
+                times.append((time.monotonic(), path))
+            return 200, {"Content-Type": "application/xml"}, body.encode()
+
+        server.handle(path, handler)
+
+    pages = [page(server, f"/p{i}", title=f"Page {i}") for i in range(3)]
+    children = [f"/s{i}.xml" for i in range(3)]
+    for child, url in zip(children, pages, strict=True):
+        timed(child, urlset([entry(url)]))
+    timed("/index.xml", index([server.url(c) for c in children]))
+    server.route(
+        "/robots.txt",
+        f"User-agent: *\nCrawl-delay: 0.3\nSitemap: {server.url('/index.xml')}\n",
+        content_type="text/plain",
+    )
+    report = audit(server.base, concurrency=4, now=NOW)
+    assert report.listed == 3
+    starts = sorted(t for t, _ in times)
+    assert sorted(p for _, p in times) == ["/index.xml", "/s0.xml", "/s1.xml", "/s2.xml"]
+    assert min(b - a for a, b in itertools.pairwise(starts)) >= 0.2  # 0.3 s apart, less connection setup
 
 
 def _many(server: LocalServer, n: int) -> list[str]:

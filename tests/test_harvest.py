@@ -118,14 +118,16 @@ def build(farm: SiteFarm, first: int = 0) -> tuple[dict[str, Site], dict[str, in
     )
     s.route("/s.xml", urlset(_locs(s, "x", 3)))
 
-    s = add("crawl-delay", 6)
+    s = add("crawl-delay", 8)  # two roots, the second an index: every request 0.4 s apart
     s.route(
         "/robots.txt",
         "User-agent: *\nCrawl-delay: 0.4\n"
         f"Sitemap: {s.url('/one.xml')}\nSitemap: {s.url('/two.xml')}\nSitemap: {s.url('/one.xml')}\n",
     )
     s.route("/one.xml", urlset(_locs(s, "o", 3)))
-    s.route("/two.xml", urlset(_locs(s, "t", 3)))
+    s.route("/two.xml", index([s.url("/two-a.xml"), s.url("/two-b.xml")]))
+    s.route("/two-a.xml", urlset(_locs(s, "ta", 3)))
+    s.route("/two-b.xml", urlset(_locs(s, "tb", 2)))
 
     s = add("hanging", 5)  # its second sitemap never answers: the site ends at --site-timeout
     _robots(s, "Sitemap: /a.xml", "Sitemap: /b.xml")
@@ -202,7 +204,7 @@ def test_harvest_many_sites(farm: SiteFarm, tmp_path: Path) -> None:
     # Crawl-delay spaces the requests the harvester makes; Retry-After is waited for
     log = farm.hosts[sites["crawl-delay"].address].log
     starts = [start for start, _, _ in sorted(log)]
-    assert [p for *_, p in sorted(log)] == ["/robots.txt", "/one.xml", "/two.xml"]
+    assert [p for *_, p in sorted(log)] == ["/robots.txt", "/one.xml", "/two.xml", "/two-a.xml", "/two-b.xml"]
     assert all(b - a >= 0.39 for a, b in itertools.pairwise(starts))
     retry = sorted(farm.hosts[sites["retry-after"].address].log)
     assert [p for *_, p in retry] == ["/robots.txt", "/sitemap.xml", "/sitemap.xml"]

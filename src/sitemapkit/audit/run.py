@@ -250,7 +250,14 @@ class _Run:
                     )
                 )
                 return
-            fetch = replace(self.options.fetch_options(), retries=self.options.retries)
+
+            async def pace(url: str) -> None:
+                """The sitemaps are read at the pace of each host's Crawl-delay, as the pages are."""
+                origin = origin_of(url)
+                await prober.robots(origin)  # its Crawl-delay, read once per host
+                await prober.pacer.wait(origin)
+
+            fetch = replace(self.options.fetch_options(), retries=self.options.retries, pace=pace)
             validation = await avalidate(
                 sitemaps,
                 allow_hosts=self.hosts,

@@ -6,6 +6,8 @@ import asyncio
 import time
 import traceback
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from protego import Protego
@@ -82,6 +84,20 @@ async def _cancel(task: asyncio.Task[None], patience: float = 10.0) -> None:
         await asyncio.wait({task}, timeout=0.5)
     if task.done() and not task.cancelled():
         task.exception()  # retrieved: a failure while being cancelled is of no interest
+
+
+def _spacer(delay: float) -> Callable[[str], Awaitable[None]]:
+    """A `FetchOptions.pace` that starts requests at least `delay` seconds apart."""
+    following = 0.0  # when the next request may start (time.monotonic)
+
+    async def pace(url: str) -> None:
+        nonlocal following
+        wait = following - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        following = time.monotonic() + delay
+
+    return pace
 
 
 def _error_code(node: SitemapNode, reported: str | None) -> str | None:
@@ -226,6 +242,8 @@ class SiteJob:
             if rules is not None:
                 delay = min(float(rules.crawl_delay(self.agent) or 0.0), self.options.max_crawl_delay)
                 self.row["crawl_delay"] = delay
+                if delay > 0:  # within a tree too: an index's children are asked `delay` apart
+                    self.fetch_options = replace(self.fetch_options, pace=_spacer(delay))
                 if not rules.can_fetch(self.site, self.agent):
                     self._fail("robots-disallowed", f"robots.txt disallows {self.site} for {self.agent}")
                     return

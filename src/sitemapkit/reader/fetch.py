@@ -301,6 +301,9 @@ class FetchOptions:
     """Simultaneous requests in total."""
     keepalive: int | None = None
     """Idle connections kept open for reuse (None: `max_connections`)."""
+    pace: Callable[[str], Awaitable[None]] | None = None
+    """Awaited with a request's URL before it goes out (each retry and redirect hop too): how a caller
+    spaces the requests to a host, as the audit does by robots.txt's Crawl-delay."""
     sleep: Sleep = asyncio.sleep
     jitter: Callable[[], float] = random.random
     """Returns a float in [0, 1); scales the second half of each backoff delay."""
@@ -700,6 +703,8 @@ class Fetcher:
                 request = self._client.build_request("GET", url)
             except (httpx.InvalidURL, UnicodeError) as exc:
                 raise FetchError(url, f"not a usable URL ({exc})") from None
+            if opts.pace is not None:
+                await opts.pace(url)
             try:
                 response = await asyncio.wait_for(
                     self._client.send(request, stream=True), self._left(url, deadline)
