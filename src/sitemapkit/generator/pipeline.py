@@ -177,35 +177,46 @@ class Pipeline:
             entry = self._valid_extensions(entry, source, line, loc)
         if entry.news is not None and self._news_too_old(entry.news, source, line, loc):
             entry = dataclasses.replace(entry, news=None)
-        changes: dict[str, object] = {}
-        if loc != entry.loc:
-            changes["loc"] = loc
-        if entry.lastmod is not None and is_naive(entry.lastmod):
-            changes["lastmod"] = to_aware(entry.lastmod)
+        original = lastmod = entry.lastmod
+        if original is not None and is_naive(original):
+            lastmod = to_aware(original)
             self.log.once(
                 "naive-datetime",
                 Diagnostic.make(
                     "naive-datetime",
-                    f"lastmod {entry.lastmod.isoformat()} has no timezone; it and any other such times "
+                    f"lastmod {original.isoformat()} has no timezone; it and any other such times "
                     "are taken as UTC",
                     source=source,
                     line=line,
                     url=loc,
                 ),
             )
-        if entry.lastmod is not None and self.is_future(entry.lastmod):
-            changes["lastmod"] = None
+        if original is not None and self.is_future(original):
+            lastmod = None
             self.log.add(
                 Diagnostic.make(
                     "future-date",
-                    f"lastmod {format_w3c(entry.lastmod)} lies in the future; it is left out (search engines "
+                    f"lastmod {format_w3c(original)} lies in the future; it is left out (search engines "
                     "distrust such dates)",
                     source=source,
                     line=line,
                     url=loc,
                 )
             )
-        return dataclasses.replace(entry, **changes) if changes else entry  # type: ignore[arg-type]
+        if loc == entry.loc and lastmod is entry.lastmod:
+            return entry
+        return UrlEntry(  # positional: several times cheaper than dataclasses.replace
+            loc,
+            lastmod,
+            entry.changefreq,
+            entry.priority,
+            entry.images,
+            entry.videos,
+            entry.news,
+            entry.alternates,
+            entry.sitemap,
+            entry.line,
+        )
 
     def _url_or_none(
         self, url: str, what: str, source: str | None, line: int | None, page: str
