@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -127,3 +128,33 @@ def test_instants_outside_the_representable_range_are_invalid_not_a_crash(text: 
 def test_sort_key_clamps_at_the_ends_of_time() -> None:
     early = dt.datetime(1, 1, 1, 0, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))
     assert sort_key(early) == dt.datetime.min.replace(tzinfo=UTC)
+
+
+_digit = st.sampled_from("0123456789")
+
+
+@st.composite
+def _canonical_shaped(draw: st.DrawFn) -> str:
+    """Strings in the two shapes the fast path takes, with any digits (most are not valid dates)."""
+    d = [draw(_digit) for _ in range(16)]
+    date = f"{d[0]}{d[1]}{d[2]}{d[3]}-{d[4]}{d[5]}-{d[6]}{d[7]}"
+    if draw(st.booleans()):
+        return date
+    sign = draw(st.sampled_from("+-"))
+    return (
+        f"{date}T{d[8]}{d[9]}:{d[10]}{d[11]}:{d[12]}{d[13]}{sign}{d[14]}{d[15]}:{draw(_digit)}{draw(_digit)}"
+    )
+
+
+@given(st.one_of(_canonical_shaped(), datetimes.map(format_w3c), st.dates().map(format_w3c)))
+def test_the_fast_path_parses_as_the_regular_expression_does(text: str) -> None:
+    from sitemapkit.core.dates import _parse
+
+    def outcome(parse: Callable[[], object]) -> object:
+        try:
+            value = parse()
+        except InvalidDateError:
+            return "invalid"
+        return (type(value), value, getattr(value, "utcoffset", lambda: None)())
+
+    assert outcome(lambda: parse_w3c(text)) == outcome(lambda: _parse(text, text, False))
