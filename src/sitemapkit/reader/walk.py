@@ -463,18 +463,49 @@ class _Walk:
             source, on_diagnostic=on_diagnostic, max_uncompressed=self.options.max_uncompressed
         )
         children = self._plan_children(item)
-        body = self._parse_body(item, parser, pieces, source, response, children, capped)
-        finished = False
+        finished = False  # read to its end (or to an error that ends it), not left by the consumer
         try:
-            async with contextlib.aclosing(body):
-                async for batch in body:
+            try:
+                async for piece in pieces:
+                    for out in parser.feed_pieces(piece):
+                        if out:
+                            batch = self._route(out, parser.kind, children)
+                            if batch:
+                                node.url_count += len(batch)
+                                yield batch
+                    if response is not None:
+                        node.bytes = response.raw_bytes
+            except DownloadTooLargeError:
+                node.truncated = True
+                capped.append(True)
+                self._report(
+                    "download-too-large",
+                    f"more than {self.options.max_download:,} bytes; reading stopped, complete entries kept",
+                    source,
+                )
+            except ContentDecodingError as exc:
+                node.truncated = True
+                self._report("compression-error", exc.reason, source)
+            except FetchError as exc:
+                node.truncated = True
+                self._report("http-error", exc.reason, source)
+            except OSError as exc:
+                node.error = f"cannot read: {exc.strerror or exc}"
+                self._report("read-error", node.error, source)
+                parser.ok = False
+                return
+            out = parser.close()
+            if out:
+                batch = self._route(out, parser.kind, children)
+                if batch:
+                    node.url_count += len(batch)
                     yield batch
             finished = True
         finally:
+            # What is known of the document, whether it was read to its end or not: a consumer that
+            # stopped early (a cap of its own, an error) leaves it truncated.
             if not finished and node.error is None:
-                node.truncated = True  # the consumer stopped reading this sitemap before its end
-            # Whether the body was read to its end or the consumer stopped early (a cap of its own,
-            # an error), the node says what is known: a consumer that stopped early leaves it truncated.
+                node.truncated = True
             node.kind = parser.kind if parser.ok else None
             node.compressed = parser.compressed
             node.uncompressed_bytes = parser.uncompressed_bytes
@@ -487,53 +518,6 @@ class _Walk:
             if item.parent_is_index:
                 self._report("nested-index", "a sitemap index listed by another sitemap index", source)
             self._schedule(children)
-
-    async def _parse_body(
-        self,
-        item: _Item,
-        parser: SitemapParser,
-        pieces: AsyncIterator[bytes],
-        source: str,
-        response: FetchResponse | None,
-        children: _Plan,
-        capped: list[bool],
-    ) -> AsyncGenerator[list[UrlEntry], None]:
-        node = item.node
-        try:
-            async for piece in pieces:
-                for out in parser.feed_pieces(piece):
-                    if out:
-                        batch = self._route(out, parser.kind, children)
-                        if batch:
-                            node.url_count += len(batch)
-                            yield batch
-                if response is not None:
-                    node.bytes = response.raw_bytes
-        except DownloadTooLargeError:
-            node.truncated = True
-            capped.append(True)
-            self._report(
-                "download-too-large",
-                f"more than {self.options.max_download:,} bytes; reading stopped, complete entries kept",
-                source,
-            )
-        except ContentDecodingError as exc:
-            node.truncated = True
-            self._report("compression-error", exc.reason, source)
-        except FetchError as exc:
-            node.truncated = True
-            self._report("http-error", exc.reason, source)
-        except OSError as exc:
-            node.error = f"cannot read: {exc.strerror or exc}"
-            self._report("read-error", node.error, source)
-            parser.ok = False
-            return
-        out = parser.close()
-        if out:
-            batch = self._route(out, parser.kind, children)
-            if batch:
-                node.url_count += len(batch)
-                yield batch
 
     def _route(self, out: list[UrlEntry | IndexEntry], kind: str | None, children: _Plan) -> list[UrlEntry]:
         if kind in _URL_KINDS:
