@@ -15,6 +15,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -309,7 +310,7 @@ class SitemapWriter:
 
     def _own_matcher(self, extra: tuple[str, ...]) -> Callable[[str], bool]:
         """A test for the URLs of the set's own files (see the class docstring)."""
-        name = re.escape(self.scope.folder + self.name)
+        name = re.escape(self.own_prefix)
         if self.naming == "sitemap_gen":
             pattern = rf"{name}(?:(?:[1-9]\d*)?\.xml(?:\.gz)?|_index\.xml|\.xsl)"
         else:
@@ -563,9 +564,9 @@ class SitemapWriter:
         return GzipWriter(raw, self.gzip_level), raw
 
     def _finish_part(self) -> None:
-        """Close the current file's body; its header, body and footer are assembled (and gzipped) in a
-        background thread while the next file fills: zlib and zlib-ng release the GIL, so compression
-        overlaps the Python work on a second core."""
+        """Close the current file's body; its header, body and footer are assembled while the next file
+        fills, by a background thread that, for gzip, hands the work to a child process (`GzipWorker`:
+        compression on another core, without the GIL)."""
         part = self._part
         assert part is not None
         self._part = None
@@ -578,7 +579,7 @@ class SitemapWriter:
             self._assembler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-writer")
         # A bounded queue: at most _QUEUED finished bodies wait for the compressor, so a slow disk or
         # compressor holds the main loop back instead of piling up spooled files.
-        # The one worker runs jobs in order; a failure waits for close() to report it.
+        # The one thread runs jobs in order; a failure is raised here, at the next file, or by close().
         if len(self._assembling) >= _QUEUED:
             self._assembling[-_QUEUED].result()  # a file that failed fails the run now, not at the end
         if self.gzip and self._gzip_worker is None and not self._closed:
@@ -588,26 +589,20 @@ class SitemapWriter:
         self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool, worker))
 
     def _assemble(self, temp: Path, header: bytes, spool: Path, worker: GzipWorker | None) -> None:
+        footer = xml_footer("urlset").encode()
         if self.gzip:
-            footer, name = xml_footer("urlset").encode(), compressor()
+            name = compressor()
             if worker is not None:
                 worker.run(str(temp), header, str(spool), footer, self.gzip_level, name)
             else:
                 assemble_gzip(str(temp), header, str(spool), footer, self.gzip_level, name)
             return
-        out, raw = self._open_out(temp)
-        try:
-            out.write(header)
+        with open(temp, "wb", buffering=_COPY_CHUNK) as raw:
+            raw.write(header)
             with open(spool, "rb") as body:
-                while chunk := body.read(_COPY_CHUNK):
-                    out.write(chunk)
-            out.write(xml_footer("urlset").encode())
-            if out is not raw:
-                out.close()  # the gzip trailer
+                shutil.copyfileobj(body, raw, _COPY_CHUNK)
+            raw.write(footer)
             _sync(raw)  # on disk before the rename: after a power cut a file is whole, old or new
-        finally:
-            out.close()
-            raw.close()
         spool.unlink()
 
     def _wait_for_files(self) -> None:
