@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import json
 from xml.sax.saxutils import escape, quoteattr
 
 from hypothesis import example, given, settings
@@ -14,6 +15,7 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import Alternate, Image, IndexEntry, UrlEntry
 from sitemapkit.reader.parser import SitemapParser
+from sitemapkit.reader.plain import UrlRun
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -285,13 +287,34 @@ class LxmlFastParser(SitemapParser):
     _ELISION = False
 
 
+def _unrun(items: list[object]) -> list[object]:
+    """`items` with each `UrlRun` replaced by its entries, after checking what a run promises."""
+    out: list[object] = []
+    for item in items:
+        if isinstance(item, UrlRun):
+            assert len(item) > 0
+            for loc in item.locs:  # JSON-safe as it is, what the writers rely on
+                assert json.dumps(loc, ensure_ascii=False) == f'"{loc}"'
+                assert loc.isascii() and loc.isprintable() and " " not in loc
+            assert all(type(p) is float for p in item.priorities if p is not None)
+            out += item.entries()
+        else:
+            out.append(item)
+    return out
+
+
 def outcome(
-    cls: type[SitemapParser], data: bytes, cuts: list[int] | None = None, cap: int = 1 << 30
+    cls: type[SitemapParser],
+    data: bytes,
+    cuts: list[int] | None = None,
+    cap: int = 1 << 30,
+    runs: bool = False,
 ) -> tuple[object, ...]:
     """Everything a parser class makes of `data` (read up to `cap` bytes) fed in the pieces `cuts` delimit:
-    entries with their lines and sources, every diagnostic field, and the parser's verdict."""
+    entries with their lines and sources, every diagnostic field, and the parser's verdict. With `runs`,
+    the parser gives `UrlRun`s, each replaced here by its entries."""
     diagnostics: list[Diagnostic] = []
-    parser = cls("p.xml", on_diagnostic=diagnostics.append, max_uncompressed=cap)
+    parser = cls("p.xml", on_diagnostic=diagnostics.append, max_uncompressed=cap, runs=runs)
     entries: list[object] = []
     start = 0
     for cut in sorted(set(cuts or [])):
@@ -299,6 +322,7 @@ def outcome(
         start = cut
     entries += parser.feed(data[start:])
     entries += parser.close()
+    entries = _unrun(entries)
     return (
         entries,
         [(getattr(e, "line", None), getattr(e, "sitemap", None)) for e in entries],
@@ -575,15 +599,19 @@ def test_fast_paths_read_what_the_general_path_reads(data: bytes, cuts: list[int
     cuts = [c for c in cuts if c < len(data)]
     general = outcome(GeneralParser, data)
     assert outcome(SitemapParser, data, cuts) == general
+    assert outcome(SitemapParser, data, cuts, runs=True) == general
     assert outcome(LxmlFastParser, data, cuts) == general
     if cuts:  # reading stops at a size cap (the first cut) in the middle of whatever is there
-        assert outcome(SitemapParser, data, cuts, cap=cuts[0]) == outcome(GeneralParser, data, cap=cuts[0])
+        capped = outcome(GeneralParser, data, cap=cuts[0])
+        assert outcome(SitemapParser, data, cuts, cap=cuts[0]) == capped
+        assert outcome(SitemapParser, data, cuts, cap=cuts[0], runs=True) == capped
 
 
 @settings(max_examples=40, deadline=None)
 @given(urlsets())
 def test_fast_paths_read_byte_by_byte_what_the_general_path_reads(data: bytes) -> None:
     assert outcome(SitemapParser, data, list(range(1, len(data)))) == outcome(GeneralParser, data)
+    assert outcome(SitemapParser, data, list(range(1, len(data))), runs=True) == outcome(GeneralParser, data)
 
 
 def test_the_fast_path_reads_most_plain_elements_without_lxml() -> None:
@@ -601,6 +629,14 @@ def test_the_fast_path_reads_most_plain_elements_without_lxml() -> None:
 
     assert outcome(Counting, data) == outcome(GeneralParser, data)
     assert 0 < len(read_by_lxml) < 5
+    # with runs, those elements come as runs (their columns), not as entries
+    parser = SitemapParser("p.xml", runs=True)
+    items = parser.feed(data) + parser.close()
+    runs = [i for i in items if isinstance(i, UrlRun)]
+    assert sum(map(len, runs)) > 495 and parser.count == 500
+    # the first element lxml reads (line 2), the next ones go to a run
+    assert runs[0].lines()[:2] == [3, 4] and runs[0].locs[0] == "https://e.com/1"
+    assert repr(runs[0]).startswith("<UrlRun of ")
 
 
 NEAR_MISSES = sorted(
@@ -627,6 +663,7 @@ def test_each_near_miss_between_plain_elements_reads_as_in_the_general_path() ->
         general = outcome(GeneralParser, data)
         for cuts in ([], [len(data) // 2], list(range(0, len(data), 97))):
             assert outcome(SitemapParser, data, cuts) == general, inner[:80]
+            assert outcome(SitemapParser, data, cuts, runs=True) == general, inner[:80]
 
 
 @settings(max_examples=60, deadline=None)

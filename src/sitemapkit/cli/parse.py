@@ -20,6 +20,7 @@ from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export import write_csv, write_jsonl
 from sitemapkit.reader.parquet import require_pyarrow, write_parquet
+from sitemapkit.reader.plain import UrlRun
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,
@@ -306,16 +307,20 @@ def _open(path: str, mode: str, binary: bool) -> IO[Any]:
     return open(path, mode, encoding="utf-8", newline="")
 
 
-def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterable[UrlEntry]:
-    """The reader's entries, ticking the progress line every 1,000 (the reader itself without one)."""
-    return reader if tick is None else _ticking(reader, tick)
+def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterable[UrlEntry | UrlRun]:
+    """The reader's entries, runs of them whole (`Reader.runs`, which the writers format from their
+    columns), ticking the progress line every 1,000 entries or so (the reader itself without one)."""
+    return reader.runs() if tick is None else _ticking(reader.runs(), tick)
 
 
-def _ticking(reader: Reader, tick: Callable[[], None]) -> Iterator[UrlEntry]:
-    for n, entry in enumerate(reader, 1):
-        if n % 1000 == 0:
+def _ticking(items: Iterator[UrlEntry | UrlRun], tick: Callable[[], None]) -> Iterator[UrlEntry | UrlRun]:
+    n = 0
+    for item in items:
+        n += len(item) if isinstance(item, UrlRun) else 1
+        if n >= 1000:
+            n = 0
             tick()
-        yield entry
+        yield item
     tick()
 
 

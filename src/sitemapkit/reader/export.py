@@ -30,6 +30,7 @@ from typing import IO, Any, Final
 from sitemapkit.core.dates import format_w3c, parse_w3c
 from sitemapkit.core.errors import InputError, InvalidDateError
 from sitemapkit.core.model import Alternate, Image, Lastmod, News, UrlEntry, Video
+from sitemapkit.reader.plain import UrlRun
 
 CSV_COLUMNS: Final = (
     "loc",
@@ -271,6 +272,28 @@ def batches(entries: Iterable[UrlEntry], size: int = _BATCH) -> Iterator[list[Ur
         yield batch
 
 
+def chunks(items: Iterable[UrlEntry | UrlRun], size: int = _BATCH) -> Iterator[list[UrlEntry] | UrlRun]:
+    """`items` (entries, and runs of them as `Reader.runs()` yields) in order: runs whole, the entries
+    between them in lists of up to `size`."""
+    batch: list[UrlEntry] = []
+    append = batch.append
+    for item in items:
+        if item.__class__ is UrlRun:
+            if batch:
+                yield batch
+                batch = []
+                append = batch.append
+            yield item  # a UrlRun
+        else:
+            append(item)  # type: ignore[arg-type]  # a UrlEntry
+            if len(batch) >= size:
+                yield batch
+                batch = []
+                append = batch.append
+    if batch:
+        yield batch
+
+
 class _Texts:
     """The text of values that repeat from entry to entry (dates, changefreq, priority, the sitemap URL),
     each computed once: a writer's per-entry work is then a few dictionary look-ups.
@@ -318,15 +341,34 @@ class _Texts:
         return text
 
 
-def write_jsonl(entries: Iterable[UrlEntry], out: IO[str]) -> int:
+def write_jsonl(entries: Iterable[UrlEntry | UrlRun], out: IO[str]) -> int:
     """Write one JSON object per line (`entry_to_dict`'s shape, as `entry_to_json` writes it); returns
-    how many. Entries are formatted a batch at a time and each batch written with one call."""
+    how many. Entries are formatted a batch at a time and each batch written with one call; a `UrlRun`
+    (see `Reader.runs`) is formatted from its columns, to the same text."""
     texts = _Texts(quoted=True)
     dates, strings, nums = texts.dates, texts.strings, texts.numbers
     date, string, num = texts.date, texts.string, texts.number
     quote, F = _quote, float
     n = 0
-    for batch in batches(entries):
+    for batch in chunks(entries):
+        if isinstance(batch, UrlRun):
+            # every loc of a run is JSON-safe as it is, every priority a float or None
+            rest = (
+                f',"sitemap":{strings.get(batch.sitemap) or string(batch.sitemap)},'
+                '"images":[],"videos":[],"news":null,"alternates":[]}\n'
+            )
+            lines = [
+                f'{{"loc":"{loc}","lastmod":{dates.get(lastmod) or date(lastmod)},'
+                f'"changefreq":{strings.get(changefreq) or string(changefreq)},'
+                f'"priority":{nums.get(priority) or num(priority)}{rest}'
+                for loc, lastmod, changefreq, priority in zip(
+                    batch.locs, batch.lastmods, batch.changefreqs, batch.priorities, strict=True
+                )
+            ]
+            out.write("".join(lines))
+            n += len(lines)
+            texts.trim()
+            continue
         lines = [
             f'{{"loc":{quote(e.loc)},"lastmod":{dates.get(e.lastmod) or date(e.lastmod)},'
             f'"changefreq":{strings.get(e.changefreq) or string(e.changefreq)},'
@@ -366,10 +408,11 @@ def _csv_field(value: str) -> str:
     return '"' + value.replace('"', '""') + '"' if _CSV_QUOTED.search(value) else value
 
 
-def write_csv(entries: Iterable[UrlEntry], out: IO[str], *, header: bool = True) -> int:
+def write_csv(entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, header: bool = True) -> int:
     """Write CSV (`CSV_COLUMNS`, counts for the extensions); returns how many rows, header excluded.
 
-    The text is `csv.writer`'s (minimal quoting), written a batch at a time."""
+    The text is `csv.writer`'s (minimal quoting), written a batch at a time (a `UrlRun` from its
+    columns)."""
     if header:
         csv.writer(out, lineterminator="\n").writerow(CSV_COLUMNS)
     texts = _Texts(quoted=False)
@@ -377,7 +420,23 @@ def write_csv(entries: Iterable[UrlEntry], out: IO[str], *, header: bool = True)
     date, string, num = texts.date, texts.string, texts.number
     special, field, F = _CSV_QUOTED.search, _csv_field, float
     n = 0
-    for batch in batches(entries):
+    for batch in chunks(entries):
+        if isinstance(batch, UrlRun):
+            locs = batch.locs
+            if special(" ".join(locs)):
+                locs = [field(loc) for loc in locs]
+            rest = f",0,0,0,0,{strings.get(batch.sitemap) or string(batch.sitemap)}\n"
+            lines = [
+                f"{loc},{dates.get(lastmod) or date(lastmod)},"
+                f"{strings.get(changefreq) or string(changefreq)},{nums.get(priority) or num(priority)}{rest}"
+                for loc, lastmod, changefreq, priority in zip(
+                    locs, batch.lastmods, batch.changefreqs, batch.priorities, strict=True
+                )
+            ]
+            out.write("".join(lines))
+            n += len(lines)
+            texts.trim()
+            continue
         locs = [e.loc for e in batch]
         if special(" ".join(locs)):
             locs = [field(loc) for loc in locs]

@@ -17,13 +17,17 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import UsageError
-from sitemapkit.core.model import UrlEntry
-from sitemapkit.reader.export import batches, entry_to_dict
+from sitemapkit.core.model import Lastmod, UrlEntry
+from sitemapkit.reader.export import _BATCH, chunks, entry_to_dict
+from sitemapkit.reader.plain import UrlRun
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 ROW_GROUP: Final = 32_768
+_DICTIONARY: Final = ("lastmod", "changefreq", "priority", "sitemap")
+"""The flat columns whose values repeat, dictionary-encoded. Not `loc`: its values are distinct, and
+trying the dictionary first only costs the writer time (0.3 s of 1M rows) for the same file."""
 EXTRA_HINT: Final = "Parquet output needs pyarrow: pip install 'sitemapkit[parquet]'"
 
 
@@ -156,10 +160,19 @@ class _Batches:
         self.types = [schema.field(i).type for i in range(len(schema))]
         self.batches: list[pa.RecordBatch] = []
         self.rows = 0
+        """Rows taken (in `batches`, and in the plain columns not yet made into a batch)."""
         self._dates: dict[object, str] = {}
-        self._empty: dict[int, list[pa.Array]] = {}
+        self._empty: list[pa.Array] = []
+        # plain rows (no extension data) not yet in a batch, a list per column: a run is a few hundred
+        # entries, and the reader hands over one entry between two runs, so these are gathered into
+        # batches of `_BATCH` rows or more (a record batch each would cost more than its rows)
+        self._locs: list[str] = []
+        self._lastmods: list[Lastmod | None] = []
+        self._changefreqs: list[str | None] = []
+        self._priorities: list[float | None] = []
+        self._sitemaps: list[str | None] = []
 
-    def _date(self, value: dt.date | None) -> str | None:
+    def _date(self, value: Lastmod | None) -> str | None:
         if value is None:
             return None
         text = format_w3c(value)
@@ -168,35 +181,70 @@ class _Batches:
         return text
 
     def _plain(self, n: int) -> list[pa.Array]:
-        """The nested columns of `n` plain entries: empty lists and no news (made once per size)."""
-        arrays = self._empty.get(n)
-        if arrays is None:
-            arrays = [_column(self.pa, [None] * n, kind) for kind in self.types[5:]]
-            if len(self._empty) < 4:
-                self._empty[n] = arrays
-        return arrays
+        """The nested columns of `n` plain entries: empty lists and no news (slices of columns made once,
+        for the most rows asked for so far)."""
+        if not self._empty or len(self._empty[0]) < n:
+            self._empty = [_column(self.pa, [None] * max(n, _BATCH), kind) for kind in self.types[5:]]
+        return [array.slice(0, n) for array in self._empty]
 
     def add(self, batch: list[UrlEntry]) -> None:
+        """Take entries."""
+        self.rows += len(batch)
+        if not [e for e in batch if e.images or e.videos or e.news is not None or e.alternates]:
+            self._locs += [e.loc for e in batch]
+            self._lastmods += [e.lastmod for e in batch]
+            self._changefreqs += [e.changefreq for e in batch]
+            self._priorities += [e.priority for e in batch]
+            self._sitemaps += [e.sitemap for e in batch]
+            if len(self._locs) >= _BATCH:
+                self._add_plain()
+            return
+        self._add_plain()
         pa, types, dates, date = self.pa, self.types, self._dates, self._date
+        dicts = [entry_to_dict(e) for e in batch]
         arrays = [
             _column(pa, [e.loc for e in batch], types[0]),
             _column(pa, [dates.get(e.lastmod) or date(e.lastmod) for e in batch], types[1]),
             _column(pa, [e.changefreq for e in batch], types[2]),
             _column(pa, [e.priority for e in batch], types[3]),
             _column(pa, [e.sitemap for e in batch], types[4]),
-        ]
-        if [e for e in batch if e.images or e.videos or e.news is not None or e.alternates]:
-            dicts = [entry_to_dict(e) for e in batch]
-            arrays += [
+            *[
                 _column(pa, [d[name] for d in dicts], kind)
                 for name, kind in zip(self.NESTED, types[5:], strict=True)
-            ]
-        else:
-            arrays += self._plain(len(batch))
+            ],
+        ]
         self.batches.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
-        self.rows += len(batch)
+
+    def add_run(self, run: UrlRun) -> None:
+        """`add(run.entries())`, from the run's columns."""
+        self.rows += len(run)
+        self._locs += run.locs
+        self._lastmods += run.lastmods
+        self._changefreqs += run.changefreqs
+        self._priorities += run.priorities
+        self._sitemaps += [run.sitemap] * len(run)
+        if len(self._locs) >= _BATCH:
+            self._add_plain()
+
+    def _add_plain(self) -> None:
+        """Make the plain rows taken so far into a batch."""
+        n = len(self._locs)
+        if not n:
+            return
+        pa, types, dates, date = self.pa, self.types, self._dates, self._date
+        arrays = [
+            _column(pa, self._locs, types[0]),
+            _column(pa, [dates.get(d) or date(d) for d in self._lastmods], types[1]),
+            _column(pa, self._changefreqs, types[2]),
+            _column(pa, self._priorities, types[3]),
+            _column(pa, self._sitemaps, types[4]),
+            *self._plain(n),
+        ]
+        self.batches.append(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self._locs, self._lastmods, self._changefreqs, self._priorities, self._sitemaps = [], [], [], [], []
 
     def table(self) -> pa.Table:
+        self._add_plain()
         table = self.pa.Table.from_batches(self.batches, schema=self.schema)
         self.batches = []
         self.rows = 0
@@ -204,10 +252,10 @@ class _Batches:
 
 
 def write_parquet(
-    entries: Iterable[UrlEntry], out: str | IO[bytes], *, row_group_size: int = ROW_GROUP
+    entries: Iterable[UrlEntry | UrlRun], out: str | IO[bytes], *, row_group_size: int = ROW_GROUP
 ) -> int:
-    """Write entries to Parquet (a path or a binary file); returns how many rows. A row group holds
-    `row_group_size` rows, rounded up to a whole batch of entries.
+    """Write entries (and runs of them, see `Reader.runs`) to Parquet (a path or a binary file); returns
+    how many rows. A row group holds `row_group_size` rows, rounded up to a whole batch of entries.
 
     Raises `UsageError` naming the `parquet` extra when pyarrow is not installed."""
     pa, pq = _pyarrow()
@@ -217,7 +265,9 @@ def write_parquet(
     # pyarrow encodes and compresses a row group without the GIL: in a thread, on a second core, while
     # the next group is read. At most one group waits, so memory stays at about two groups.
     with (
-        pq.ParquetWriter(target, table_schema, compression="zstd") as writer,
+        pq.ParquetWriter(
+            target, table_schema, compression="zstd", use_dictionary=list(_DICTIONARY)
+        ) as writer,
         ThreadPoolExecutor(1, thread_name_prefix="sitemapkit-parquet") as pool,
     ):
         pending: Future[None] | None = None
@@ -233,8 +283,11 @@ def write_parquet(
             n += table.num_rows
 
         try:
-            for batch in batches(entries):
-                group.add(batch)
+            for batch in chunks(entries):
+                if isinstance(batch, UrlRun):
+                    group.add_run(batch)
+                else:
+                    group.add(batch)
                 if group.rows >= row_group_size:
                     flush()
             if group.rows or not n:

@@ -38,7 +38,7 @@ from sitemapkit.reader.entries import (
 )
 from sitemapkit.reader.extensions import ExtensionReader
 from sitemapkit.reader.feeds import source_line
-from sitemapkit.reader.plain import PlainRuns
+from sitemapkit.reader.plain import PlainRuns, UrlRun
 from sitemapkit.reader.recovery import Recovery
 from sitemapkit.reader.safety import (
     GZIP_MAGIC,
@@ -93,6 +93,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
       or a fatal error before the root element);
     - `truncated`: the input ended early, hit `max_uncompressed`, or broke off with a fatal error;
     - `compressed`, `uncompressed_bytes`, `count` (entries returned), `namespace` (of the root element).
+
+    With `runs=True`, consecutive plain `<url>` entries come as one `UrlRun` (their columns) in the
+    lists `feed` and `close` return, in their place; `count` still counts entries.
     """
 
     _ELISION = True
@@ -106,8 +109,10 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         *,
         on_diagnostic: DiagnosticCallback | None = None,
         max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
+        runs: bool = False,
     ) -> None:
         self.source = source
+        self._runs = runs
         self.max_uncompressed = max_uncompressed
         self.kind: Kind | None = None
         self.ok = True
@@ -120,7 +125,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._stage = _START
         self._stopped = False
         self._closed = False
-        self._out: list[Entry] = []
+        self._out: list[Entry | UrlRun] = []
         self._head = b""
         self._inflater: GzipInflater | None = None
         self._normalizer: Utf8Normalizer | None = None
@@ -208,7 +213,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
     def _take(self) -> list[Entry]:
         out = self._out
         self._out = []
-        return out
+        return out  # type: ignore[return-value]  # holds a UrlRun only with runs=True (see the class)
 
     def _report(
         self,

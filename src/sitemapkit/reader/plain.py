@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_LENGTH, MAX_URLS, NS_IMAGE
 from sitemapkit.core.model import Image, Lastmod, UrlEntry
-from sitemapkit.reader.entries import _PLAIN_HOST, _PRIORITIES, _URL_DRAFT, _new_image
+from sitemapkit.reader.entries import _PLAIN_HOST, _PRIORITIES, _URL_DRAFT, _new_image, _new_url_entry
 from sitemapkit.reader.stages import _XML
 
 if TYPE_CHECKING:
@@ -80,6 +80,70 @@ _CARRY_MAX: Final = 256
 """Longest unfinished tag at the end of a piece kept to find a `</url>` cut by the piece boundary."""
 
 
+class UrlRun:
+    """Consecutive `<url>` entries of one sitemap that the fast path read, held as columns: what
+    `SitemapParser(runs=True)` (and so `Reader.runs()`) gives in place of the entries, so that a writer
+    formats them without making an object for each.
+
+    Each list holds one value per entry, in document order; the entries have no extension data
+    (images, videos, news, alternates). Every `loc` is ASCII without `"`, `\\`, `<`, `>`, spaces or
+    control characters (the fast path reads no other), so JSON may quote it as it is. `entries()` gives
+    the very `UrlEntry` objects the parser would have made.
+    """
+
+    __slots__ = (
+        "_line",
+        "_start",
+        "_text",
+        "changefreqs",
+        "lastmods",
+        "locs",
+        "priorities",
+        "sitemap",
+        "starts",
+    )
+
+    def __init__(self, sitemap: str, text: str, start: int, line: int) -> None:
+        self.sitemap = sitemap
+        self.locs: list[str] = []
+        self.lastmods: list[Lastmod | None] = []
+        self.changefreqs: list[str | None] = []
+        self.priorities: list[float | None] = []
+        self.starts: list[int] = []
+        """Where each entry starts in `_text` (a piece of the document), which is in line `_line` at
+        `_start`: the lines are counted from these when asked for."""
+        self._text = text
+        self._start = start
+        self._line = line
+
+    def __len__(self) -> int:
+        return len(self.locs)
+
+    def __repr__(self) -> str:
+        return f"<UrlRun of {len(self.locs)} entries of {self.sitemap}>"
+
+    def lines(self) -> list[int]:
+        """The line of the document where each entry starts."""
+        count = self._text.count
+        at, line = self._start, self._line
+        out: list[int] = []
+        for start in self.starts:
+            line += count("\n", at, start)
+            at = start
+            out.append(line)
+        return out
+
+    def entries(self) -> list[UrlEntry]:
+        """The entries, as `UrlEntry` objects."""
+        new, source = _new_url_entry, self.sitemap
+        return [
+            new(loc, lastmod, changefreq, priority, source, line)
+            for loc, lastmod, changefreq, priority, line in zip(
+                self.locs, self.lastmods, self.changefreqs, self.priorities, self.lines(), strict=True
+            )
+        ]
+
+
 def _with_comments(data: bytes, start: int, end: int, regions: list[tuple[int, int, int]]) -> bytes:
     """`data[start:end]` with each region (a run of plain `<url>` elements from `r0` to `r1`, holding
     `breaks` line breaks) replaced by a comment, which lxml reads as nothing. The comment has the same
@@ -109,7 +173,8 @@ class PlainRuns:
     namespace: str | None
     count: int
     _stage: int
-    _out: list[Entry]
+    _out: list[Entry | UrlRun]
+    _runs: bool
     _entries_seen: int
     _date_cache: dict[str, Lastmod]
     _root: etree._Element | None
@@ -156,6 +221,7 @@ class PlainRuns:
         count = text.count
         cache = self._date_cache
         append = self._out.append
+        runs = self._runs
         draft = cast("type[Any]", _URL_DRAFT)  # not None: see _start_xml
         url_entry = UrlEntry
         changefreqs = _CHANGEFREQ_NAMES
@@ -188,8 +254,9 @@ class PlainRuns:
                 line_pos = pos
                 run_line = line
                 last: re.Match[str] | None = None
+                columns: UrlRun | None = None  # with runs: the UrlRun that this run's entries go to
                 while m is not None:
-                    loc, lastmod_text, changefreq_text, priority_text, images_text = m.group(1, 2, 3, 4, 5)
+                    loc, lastmod_text, changefreq_text, priority_text, images_text, _ = m.groups()
                     if "&" in loc:
                         loc = loc.replace("&amp;", "&")
                     if len(loc) >= MAX_URL_LENGTH:
@@ -212,26 +279,45 @@ class PlainRuns:
                             break
                     else:
                         images = ()
-                    line += count("\n", line_pos, pos)
-                    line_pos = pos
                     seen += 1
                     if seen > MAX_URLS:
+                        line += count("\n", line_pos, pos)
+                        line_pos = pos
                         self._entries_seen = seen
                         self._count_limit(line)
-                    # _new_url_entry, inline
-                    entry = draft()
-                    entry.loc = loc
-                    entry.lastmod = lastmod
-                    entry.changefreq = changefreq
-                    entry.priority = priority
-                    entry.images = images
-                    entry.videos = ()
-                    entry.news = None
-                    entry.alternates = ()
-                    entry.sitemap = source
-                    entry.line = line
-                    entry.__class__ = url_entry
-                    append(entry)
+                    if runs and not images:
+                        # the line of each entry is counted only if asked for (UrlRun.lines)
+                        if columns is None:
+                            line += count("\n", line_pos, pos)
+                            line_pos = pos
+                            columns = UrlRun(source, text, pos, line)
+                            append(columns)
+                            add_loc, add_lastmod = columns.locs.append, columns.lastmods.append
+                            add_changefreq = columns.changefreqs.append
+                            add_priority, add_start = columns.priorities.append, columns.starts.append
+                        add_loc(loc)
+                        add_lastmod(lastmod)
+                        add_changefreq(changefreq)  # type: ignore[arg-type]  # checked above
+                        add_priority(priority)  # type: ignore[arg-type]  # checked above
+                        add_start(pos)
+                    else:
+                        line += count("\n", line_pos, pos)
+                        line_pos = pos
+                        columns = None  # entries after this one start a new run
+                        # _new_url_entry, inline
+                        entry = draft()
+                        entry.loc = loc
+                        entry.lastmod = lastmod
+                        entry.changefreq = changefreq
+                        entry.priority = priority
+                        entry.images = images
+                        entry.videos = ()
+                        entry.news = None
+                        entry.alternates = ()
+                        entry.sitemap = source
+                        entry.line = line
+                        entry.__class__ = url_entry
+                        append(entry)
                     elided += 1
                     last = m
                     pos = m.end()

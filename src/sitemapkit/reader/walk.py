@@ -17,10 +17,10 @@ import itertools
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
-from typing import Any, Final
+from typing import Any, Final, Literal, cast, overload
 
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
@@ -40,6 +40,7 @@ from sitemapkit.reader.fetch import (
     host_key,
 )
 from sitemapkit.reader.parser import SitemapParser
+from sitemapkit.reader.plain import UrlRun
 
 DEFAULT_MAX_DEPTH: Final = 5
 DEFAULT_CONCURRENCY: Final = 4
@@ -51,6 +52,15 @@ DEFAULT_MAX_SITEMAPS: Final = 50_000
 FILE_CHUNK: Final = 64 * 1024
 SITEMAP_KINDS: Final = frozenset({"urlset", "sitemapindex", "text", "rss", "atom"})
 _URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
+
+
+Batch = list[UrlEntry | UrlRun]
+"""Entries of one sitemap, in order; a `UrlRun` only where the walk was asked for runs."""
+
+
+def _size(batch: Batch) -> int:
+    """How many entries `batch` holds (a run counts its entries)."""
+    return sum(len(item) if isinstance(item, UrlRun) else 1 for item in batch)
 
 
 _CUT_SHORT: Final = frozenset({"parse-error", "compression-error"})
@@ -278,11 +288,15 @@ class _Walk:
         self._live: dict[str, int] = {}
         self._live_total = 0
         self._buffer_pieces = max(2, options.prefetch_buffer // CHUNK_SIZE)
+        self.runs = False
+        """Hand plain entries on as `UrlRun`s (see `SitemapParser`); set before the walk starts."""
+        self._size: Callable[[Batch], int] = len
 
     def _report(self, code: str, message: str, source: str) -> None:
         self.log.add(Diagnostic.make(code, message, source=source))
 
-    async def batches(self) -> AsyncGenerator[list[UrlEntry], None]:
+    async def batches(self) -> AsyncGenerator[Batch, None]:
+        size = self._size = _size if self.runs else len
         async with Fetcher(self.fetch_options) as fetcher:
             try:
                 await self._plan(fetcher)
@@ -296,7 +310,7 @@ class _Walk:
                     # download cancelled now, not whenever the generator is collected
                     async with contextlib.aclosing(self._read(item, fetcher)) as reading:
                         async for batch in reading:
-                            self.count += len(batch)
+                            self.count += size(batch)
                             yield batch
                 self.current = None
             finally:
@@ -367,7 +381,7 @@ class _Walk:
 
     # -- reading one sitemap ----------------------------------------------------------------------
 
-    async def _read(self, item: _Item, fetcher: Fetcher) -> AsyncGenerator[list[UrlEntry], None]:
+    async def _read(self, item: _Item, fetcher: Fetcher) -> AsyncGenerator[Batch, None]:
         node = item.node
         if item.local:
             path = item.path or node.url
@@ -447,8 +461,9 @@ class _Walk:
         pieces: AsyncIterator[bytes],
         source: str,
         response: FetchResponse | None = None,
-    ) -> AsyncGenerator[list[UrlEntry], None]:
+    ) -> AsyncGenerator[Batch, None]:
         node = item.node
+        size = self._size
         first_error: list[str] = []
         capped: list[bool] = []  # set once the download cap cut the body off
 
@@ -460,7 +475,10 @@ class _Walk:
             self.log.add(d)
 
         parser = SitemapParser(
-            source, on_diagnostic=on_diagnostic, max_uncompressed=self.options.max_uncompressed
+            source,
+            on_diagnostic=on_diagnostic,
+            max_uncompressed=self.options.max_uncompressed,
+            runs=self.runs,
         )
         children = self._plan_children(item)
         finished = False  # read to its end (or to an error that ends it), not left by the consumer
@@ -471,7 +489,7 @@ class _Walk:
                         if out:
                             batch = self._route(out, parser.kind, children)
                             if batch:
-                                node.url_count += len(batch)
+                                node.url_count += size(batch)
                                 yield batch
                     if response is not None:
                         node.bytes = response.raw_bytes
@@ -498,7 +516,7 @@ class _Walk:
             if out:
                 batch = self._route(out, parser.kind, children)
                 if batch:
-                    node.url_count += len(batch)
+                    node.url_count += size(batch)
                     yield batch
             finished = True
         finally:
@@ -519,10 +537,10 @@ class _Walk:
                 self._report("nested-index", "a sitemap index listed by another sitemap index", source)
             self._schedule(children)
 
-    def _route(self, out: list[UrlEntry | IndexEntry], kind: str | None, children: _Plan) -> list[UrlEntry]:
+    def _route(self, out: list[UrlEntry | IndexEntry], kind: str | None, children: _Plan) -> Batch:
         if kind in _URL_KINDS:
             return out  # type: ignore[return-value]  # only an index yields IndexEntry
-        batch: list[UrlEntry] = []
+        batch: Batch = []
         for entry in out:
             if isinstance(entry, IndexEntry):
                 self._take(children, entry)
@@ -648,7 +666,7 @@ def _reason(status: int) -> str:
         return ""
 
 
-def _shutdown(loop: asyncio.AbstractEventLoop, batches: AsyncGenerator[list[UrlEntry], None]) -> None:
+def _shutdown(loop: asyncio.AbstractEventLoop, batches: AsyncGenerator[Batch, None]) -> None:
     """Cancel what still runs (downloads ahead, a step cut short by Ctrl-C); close the walk and the loop."""
     try:
         tasks = asyncio.all_tasks(loop)
@@ -725,16 +743,27 @@ class Reader(_ReaderBase):
         fetch_options: FetchOptions | None = None,
     ) -> None:
         super().__init__(source, options or ReadOptions(), on_diagnostic, fetch_options)
-        self._iterator: Generator[UrlEntry, None, None] | None = None
+        self._iterator: Generator[Any, None, None] | None = None
 
     def __iter__(self) -> Iterator[UrlEntry]:
         if self._iterator is None:
             self._start()
+            self._iterator = iterator = cast("Generator[UrlEntry, None, None]", self._entries())
+            return iterator
+        return self._iterator
+
+    def runs(self) -> Iterator[UrlEntry | UrlRun]:
+        """Instead of iterating the reader: the same entries, but each stretch of plain `<url>` elements
+        that the parser read on its fast path comes as one `UrlRun` (their columns), for a consumer that
+        formats many entries at a time (`write_jsonl`, `write_csv` and `write_parquet` take these)."""
+        if self._iterator is None:
+            self._start()
+            self._walk.runs = True
             self._iterator = iterator = self._entries()
             return iterator
         return self._iterator
 
-    def _entries(self) -> Generator[UrlEntry, None, None]:
+    def _entries(self) -> Generator[UrlEntry | UrlRun, None, None]:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -784,7 +813,7 @@ class AsyncReader(_ReaderBase):
     ) -> None:
         super().__init__(source, options or ReadOptions(), on_diagnostic, fetch_options)
         self._iterator: AsyncGenerator[UrlEntry, None] | None = None
-        self._batches: AsyncGenerator[list[UrlEntry], None] | None = None
+        self._batches: AsyncGenerator[Batch, None] | None = None
 
     def __aiter__(self) -> AsyncIterator[UrlEntry]:
         if self._iterator is None:
@@ -793,11 +822,19 @@ class AsyncReader(_ReaderBase):
             return iterator
         return self._iterator
 
-    def batches(self) -> AsyncIterator[list[UrlEntry]]:
+    @overload
+    def batches(self, *, runs: Literal[False] = ...) -> AsyncIterator[list[UrlEntry]]: ...
+
+    @overload
+    def batches(self, *, runs: Literal[True]) -> AsyncIterator[Batch]: ...
+
+    def batches(self, *, runs: bool = False) -> AsyncIterator[Batch] | AsyncIterator[list[UrlEntry]]:
         """The entries in the lists the walk makes, for a consumer that takes many at a time: every
-        list is of one sitemap, `current` while the list is handled. Instead of iterating the reader."""
+        list is of one sitemap, `current` while the list is handled. Instead of iterating the reader.
+        With `runs`, stretches of plain entries come as `UrlRun`s (see `Reader.runs`)."""
         if self._batches is None:
             self._start()
+            self._walk.runs = runs
             self._batches = self._walk.batches()
         return self._batches
 
@@ -805,7 +842,7 @@ class AsyncReader(_ReaderBase):
         batches = self._walk.batches()
         try:
             async for batch in batches:
-                for entry in batch:
+                for entry in cast("list[UrlEntry]", batch):  # no runs: not asked for
                     yield entry
         finally:
             await batches.aclose()
