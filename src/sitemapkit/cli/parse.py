@@ -18,8 +18,8 @@ from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, pl
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.reader.export import write_csv, write_jsonl
-from sitemapkit.reader.parquet import require_pyarrow, write_parquet
+from sitemapkit.reader.export_child import ChildWriterError, write_entries
+from sitemapkit.reader.parquet import require_pyarrow
 from sitemapkit.reader.plain import UrlRun
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
@@ -212,9 +212,12 @@ def parse(
     try:
         if fmt == "parquet":
             with _open_binary(output) as raw, _progress(reader) as tick:
-                write_parquet(_counted(reader, tick), raw)
+                write_entries("parquet", _counted(reader, tick), raw)
         else:
             _write_text(reader, fmt, show_tree, output)
+    except (UsageError, ChildWriterError) as exc:
+        reader.close()
+        _fail(str(exc), status=2 if isinstance(exc, UsageError) else 1)
     except KeyboardInterrupt:
         reader.close()
         _fail("interrupted", status=130)
@@ -240,10 +243,8 @@ def _write_text(reader: Reader, fmt: str | None, show_tree: bool, output: str) -
             for _ in _counted(reader, tick):
                 pass
             _write_tree(reader.tree, fmt, out)
-        elif fmt == "csv":
-            write_csv(_counted(reader, tick), out)
         else:
-            write_jsonl(_counted(reader, tick), out)
+            write_entries(fmt or "jsonl", _counted(reader, tick), out)
 
 
 def _fail(message: str, status: int = 1) -> NoReturn:

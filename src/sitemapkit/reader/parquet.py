@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import datetime as dt
+import importlib.util
 import itertools
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -42,8 +43,14 @@ def _pyarrow() -> tuple[Any, Any]:
 
 
 def require_pyarrow() -> None:
-    """Raise `UsageError` (naming the `parquet` extra) unless pyarrow can be imported."""
-    _pyarrow()
+    """Raise `UsageError` (naming the `parquet` extra) unless pyarrow is installed (found, not imported:
+    `sitemapkit parse` imports it in the process that writes the file)."""
+    try:
+        found = importlib.util.find_spec("pyarrow") is not None
+    except ValueError:  # pragma: no cover - a module object without a spec in sys.modules
+        found = True
+    if not found:
+        raise UsageError(EXTRA_HINT)
 
 
 def schema() -> pa.Schema:

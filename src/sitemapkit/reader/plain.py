@@ -103,15 +103,15 @@ class UrlRun:
         "starts",
     )
 
-    def __init__(self, sitemap: str, text: str, start: int, line: int) -> None:
+    def __init__(self, sitemap: str, text: str | None = None, start: int = 0, line: int = 0) -> None:
         self.sitemap = sitemap
         self.locs: list[str] = []
         self.lastmods: list[Lastmod | None] = []
         self.changefreqs: list[str | None] = []
         self.priorities: list[float | None] = []
         self.starts: list[int] = []
-        """Where each entry starts in `_text` (a piece of the document), which is in line `_line` at
-        `_start`: the lines are counted from these when asked for."""
+        """Where each entry starts in `_text` (the piece of the document the parser read it from), which
+        is in line `_line` at `_start`: the lines are counted from these when asked for."""
         self._text = text
         self._start = start
         self._line = line
@@ -122,11 +122,13 @@ class UrlRun:
     def __repr__(self) -> str:
         return f"<UrlRun of {len(self.locs)} entries of {self.sitemap}>"
 
-    def lines(self) -> list[int]:
-        """The line of the document where each entry starts."""
+    def lines(self) -> list[int | None]:
+        """The line of the document where each entry starts (None for a run made without its text)."""
+        if self._text is None:
+            return [None] * len(self.locs)
         count = self._text.count
         at, line = self._start, self._line
-        out: list[int] = []
+        out: list[int | None] = []
         for start in self.starts:
             line += count("\n", at, start)
             at = start

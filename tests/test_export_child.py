@@ -1,0 +1,168 @@
+"""`sitemapkit parse` writes its output in a child process: the same bytes as this process writes, and
+every failure of the child (a full disk, a closed pipe, a dead child, a broken pyarrow, Ctrl-C) a clean
+message, with no partial file left."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.reader.export import write_csv, write_jsonl
+from sitemapkit.reader.export_child import ChildWriter, ChildWriterError, write_entries
+from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.walk import read
+from tests.localserver import LocalServer
+from tests.test_runs import _serve_tree
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+
+
+def cli(*args: str, env: dict[str, str] | None = None, **kw: object) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "parse", *args],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        **kw,  # type: ignore[call-overload]
+    )
+
+
+def _children_of(pid: int) -> dict[int, str]:
+    """The live processes whose parent is `pid`: their command lines by process id."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_the_child_writes_what_this_process_writes(server: LocalServer, tmp_path: Path, fmt: str) -> None:
+    index = _serve_tree(server)
+    expected = io.StringIO()
+    (write_csv if fmt == "csv" else write_jsonl)(list(read(index)), expected)
+    out = tmp_path / f"urls.{fmt}"
+    proc = cli(index, "--format", fmt, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text("utf-8") == expected.getvalue()
+    assert len(expected.getvalue().splitlines()) > 2000
+    # and to standard output (the child writes to the descriptor it inherits)
+    proc = cli(index, "--format", fmt)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == expected.getvalue()
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_the_child_writes_parquet_as_this_process_does(server: LocalServer, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    from sitemapkit.reader.parquet import write_parquet
+
+    index = _serve_tree(server)
+    write_parquet(list(read(index)), str(tmp_path / "here.parquet"))
+    proc = cli(index, "--format", "parquet", "-o", str(tmp_path / "child.parquet"))
+    assert proc.returncode == 0, proc.stderr
+    assert pq.read_table(tmp_path / "child.parquet").equals(pq.read_table(tmp_path / "here.parquet"))
+
+
+def test_a_full_disk_is_a_clean_error(server: LocalServer) -> None:
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    proc = cli(_serve_tree(server), "-o", "/dev/full")
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "/dev/full: cannot write (No space left on device)" in err
+    assert "Traceback" not in err
+
+
+def test_a_closed_pipe_ends_the_run_quietly(server: LocalServer) -> None:
+    index = _serve_tree(server)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitemapkit", "parse", index],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b'{"loc":')
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0, err
+    assert "Traceback" not in err and "Broken pipe" not in err
+
+
+def test_a_broken_pyarrow_is_a_usage_error(server: LocalServer, tmp_path: Path) -> None:
+    """pyarrow is found (so the command starts) but cannot be imported by the process that writes."""
+    fake = tmp_path / "fake" / "pyarrow"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('libarrow.so: cannot open shared object file')\n")
+    out = tmp_path / "urls.parquet"
+    out.write_bytes(b"old")
+    path = os.pathsep.join([str(fake.parent), SRC, os.environ.get("PYTHONPATH", "")])
+    proc = cli(_serve_tree(server), "--format", "parquet", "-o", str(out), env={"PYTHONPATH": path})
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "pip install 'sitemapkit[parquet]'" in err and "Traceback" not in err
+    assert out.read_bytes() == b"old" and not list(tmp_path.glob(".*.tmp"))  # the old file kept
+
+
+def test_a_child_that_dies_is_an_error(tmp_path: Path) -> None:
+    entries = [UrlEntry(f"https://e.com/{i}") for i in range(20_000)]
+    with open(tmp_path / "out.jsonl", "w") as out:
+        writer = ChildWriter.start("jsonl", out)
+        assert writer is not None
+
+        def dying() -> Iterator[UrlEntry]:
+            for i, entry in enumerate(entries):
+                if i == 5000:
+                    writer.process.kill()
+                    writer.process.wait()
+                yield entry
+
+        with pytest.raises(ChildWriterError, match="ended with status -9"):
+            writer.write(dying())
+    assert writer.process.returncode == -9
+
+
+def test_without_a_file_descriptor_the_writing_stays_here() -> None:
+    out = io.StringIO()
+    assert ChildWriter.start("jsonl", out) is None
+    run = UrlRun("https://e.com/s.xml")
+    run.locs, run.lastmods, run.changefreqs, run.priorities = ["https://e.com/a"], [None], [None], [None]
+    assert write_entries("jsonl", [run, UrlEntry("https://e.com/b")], out) == 2
+    assert out.getvalue().count('"loc":') == 2
+
+
+def test_ctrl_c_stops_the_child_and_publishes_nothing(server: LocalServer, tmp_path: Path) -> None:
+    index = _serve_tree(server)
+    server.routes["/two.xml.gz"].delay = 30  # the second sitemap keeps the run going
+    out = tmp_path / "urls.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitemapkit", "parse", index, "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not (child := [pid for pid, c in _children_of(proc.pid).items() if "export_child" in c]):
+        assert time.monotonic() < deadline, "the child writer did not start"
+        time.sleep(0.05)
+    time.sleep(0.5)  # the first sitemap handed over, the second one awaited
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert b"interrupted" in err and b"Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
+    assert not Path(f"/proc/{child[0]}").exists()  # stopped and reaped, not left behind
