@@ -18,7 +18,7 @@ import pytest
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export import write_csv, write_jsonl
 from sitemapkit.reader.export_child import ChildWriter, ChildWriterError, write_entries
-from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.walk import read
 from tests.localserver import LocalServer
 from tests.test_runs import _serve_tree

@@ -15,7 +15,7 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import Alternate, Image, IndexEntry, UrlEntry
 from sitemapkit.reader.parser import SitemapParser
-from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.runs import UrlRun
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"

@@ -13,7 +13,7 @@ import pytest
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export import chunks, write_csv, write_jsonl
 from sitemapkit.reader.parser import SitemapParser
-from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.walk import aread, read
 from tests.localserver import LocalServer
 

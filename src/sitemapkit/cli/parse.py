@@ -20,7 +20,7 @@ from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export_child import ChildWriterError, write_entries
 from sitemapkit.reader.parquet import require_pyarrow
-from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,

@@ -6,11 +6,10 @@ makers, the plain-URL regex and the element helpers.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import re
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Final, cast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, ClassVar, Final, cast
 from urllib.parse import urlsplit
 
 from lxml import etree
@@ -30,6 +29,7 @@ from sitemapkit.core.errors import InvalidDateError
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import check_uri
 from sitemapkit.reader import feeds
+from sitemapkit.reader.runs import _new_url_entry
 
 if TYPE_CHECKING:
     from sitemapkit.reader.sniff import Kind
@@ -116,101 +116,6 @@ _EXTENSION_RANK: Final = 4
 _KNOWN_NAMESPACES: Final = frozenset({NS_IMAGE, NS_VIDEO, NS_NEWS, NS_XHTML})
 _LXML_LINE_LIMIT: Final = 65535
 """From this line on, lxml's `sourceline` needs `feeds.source_line`."""
-
-
-# --- entries made fast ---------------------------------------------------------------------------------
-
-
-def _draft_class(cls: type[Any]) -> type[Any] | None:
-    """A plain class with the slots of the frozen, slotted dataclass `cls`: an instance of it, filled in
-    with ordinary attribute stores, becomes a `cls` by assigning `__class__` (which Python allows between
-    classes of the same layout). That skips the frozen `__init__`, which sets each field through
-    `object.__setattr__`: the same object in about a quarter of the time. None if `cls` is not as expected.
-    """
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    if getattr(cls, "__slots__", None) != names or hasattr(cls, "__post_init__"):  # pragma: no cover
-        return None
-    draft = type(f"_Draft{cls.__name__}", (), {"__slots__": names})
-    probe = draft()
-    for name in names:
-        setattr(probe, name, None)
-    try:
-        probe.__class__ = cls
-    except TypeError:  # pragma: no cover - the layouts differ
-        return None
-    return draft
-
-
-def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
-    """`new(loc, lastmod, changefreq, priority, sitemap, line, images=())`: a `UrlEntry` (without videos,
-    news or alternates) made through `_draft_class`, or by its constructor if that is not possible; and
-    the draft class (None if not possible)."""
-
-    def plain(
-        loc: str,
-        lastmod: Lastmod | None,
-        changefreq: str | None,
-        priority: float | None,
-        sitemap: str,
-        line: int | None,
-        images: tuple[Image, ...] = (),
-    ) -> UrlEntry:
-        return UrlEntry(loc, lastmod, changefreq, priority, images, (), None, (), sitemap, line)
-
-    draft = _draft_class(UrlEntry)
-    if draft is None:  # pragma: no cover - the model changed: stay correct
-        return plain, None
-
-    def fast(
-        loc: str,
-        lastmod: Lastmod | None,
-        changefreq: str | None,
-        priority: float | None,
-        sitemap: str,
-        line: int | None,
-        images: tuple[Image, ...] = (),
-    ) -> UrlEntry:
-        entry = draft()
-        entry.loc = loc
-        entry.lastmod = lastmod
-        entry.changefreq = changefreq
-        entry.priority = priority
-        entry.images = images
-        entry.videos = ()
-        entry.news = None
-        entry.alternates = ()
-        entry.sitemap = sitemap
-        entry.line = line
-        entry.__class__ = UrlEntry
-        return cast(UrlEntry, entry)
-
-    sample = ("https://example.com/", dt.date(2024, 5, 1), "daily", 0.5, "s", 7, (Image("https://e.com/i"),))
-    made = fast(*sample)
-    if made != plain(*sample) or (made.sitemap, made.line) != sample[4:6]:  # pragma: no cover
-        return plain, None
-    return fast, draft
-
-
-def _image_maker() -> Callable[[str], Image]:
-    """`new(loc)`: an `Image` with only a `loc`, made as `_url_entry_maker` makes entries."""
-    draft = _draft_class(Image)
-    if draft is None or set(draft.__slots__) != {"loc", "caption", "title", "geo_location", "license"}:
-        return Image  # pragma: no cover - the model changed: stay correct
-
-    def fast(loc: str) -> Image:
-        image = draft()
-        image.loc = loc
-        image.caption = image.title = image.geo_location = image.license = None
-        image.__class__ = Image
-        return cast(Image, image)
-
-    if fast("https://e.com/i") != Image("https://e.com/i"):  # pragma: no cover
-        return Image
-    return fast
-
-
-_new_url_entry, _URL_DRAFT = _url_entry_maker()
-_new_image = _image_maker()
 
 
 class EntryReader:

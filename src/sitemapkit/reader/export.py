@@ -30,7 +30,7 @@ from typing import IO, Any, Final
 from sitemapkit.core.dates import format_w3c, parse_w3c
 from sitemapkit.core.errors import InputError, InvalidDateError
 from sitemapkit.core.model import Alternate, Image, Lastmod, News, UrlEntry, Video
-from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.runs import UrlRun
 
 CSV_COLUMNS: Final = (
     "loc",

@@ -28,7 +28,7 @@ from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.reader.export import _Texts, chunks, write_csv, write_jsonl
-from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.runs import UrlRun
 
 FORMATS: Final = ("jsonl", "csv", "parquet")
 _PIPE_BUFFER: Final = 1 << 20
@@ -62,6 +62,9 @@ class ChildWriter:
         except (OSError, ValueError):  # io.UnsupportedOperation is both: a stream that is not a file
             return None
         env = dict(os.environ)
+        # Arrow's default allocator (mimalloc) keeps freed pages: with the system one the Parquet child
+        # peaks about 14 MB lower on the 1M-URL tree, no slower (a pool the user chose is kept)
+        env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
         # The child imports this very sitemapkit: its folder is on the child's path already when it was
         # installed (site-packages, or an editable install's .pth); else (found through the working
         # directory, which -P leaves out) it goes first on PYTHONPATH.

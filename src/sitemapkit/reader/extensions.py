@@ -25,11 +25,11 @@ from sitemapkit.reader.entries import (
     _DECIMAL,
     _KNOWN_NAMESPACES,
     _PLAIN_URL,
-    _new_image,
     _split,
     _text,
     _usable_url,
 )
+from sitemapkit.reader.runs import _new_image
 
 if TYPE_CHECKING:
     from lxml import etree

@@ -32,14 +32,14 @@ from sitemapkit.reader.ampersands import _StrayAmpersands
 from sitemapkit.reader.entries import (
     _CORE_NAMES,
     _KNOWN_NAMESPACES,
-    _URL_DRAFT,
     EntryReader,
     _split,
 )
 from sitemapkit.reader.extensions import ExtensionReader
 from sitemapkit.reader.feeds import source_line
-from sitemapkit.reader.plain import PlainRuns, UrlRun
+from sitemapkit.reader.plain import PlainRuns
 from sitemapkit.reader.recovery import Recovery
+from sitemapkit.reader.runs import _URL_DRAFT, UrlRun
 from sitemapkit.reader.safety import (
     GZIP_MAGIC,
     PIECE,

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_LENGTH, MAX_URLS, NS_IMAGE
 from sitemapkit.core.model import Image, Lastmod, UrlEntry
-from sitemapkit.reader.entries import _PLAIN_HOST, _PRIORITIES, _URL_DRAFT, _new_image, _new_url_entry
+from sitemapkit.reader.entries import _PLAIN_HOST, _PRIORITIES
+from sitemapkit.reader.runs import _URL_DRAFT, UrlRun, _new_image
 from sitemapkit.reader.stages import _XML
 
 if TYPE_CHECKING:
@@ -78,72 +79,6 @@ _REGION_MAX: Final = 1024 * 1024
 """Most bytes of plain elements one comment replaces (libxml2 refuses comments over 10 MB)."""
 _CARRY_MAX: Final = 256
 """Longest unfinished tag at the end of a piece kept to find a `</url>` cut by the piece boundary."""
-
-
-class UrlRun:
-    """Consecutive `<url>` entries of one sitemap that the fast path read, held as columns: what
-    `SitemapParser(runs=True)` (and so `Reader.runs()`) gives in place of the entries, so that a writer
-    formats them without making an object for each.
-
-    Each list holds one value per entry, in document order; the entries have no extension data
-    (images, videos, news, alternates). Every `loc` is ASCII without `"`, `\\`, `<`, `>`, spaces or
-    control characters (the fast path reads no other), so JSON may quote it as it is. `entries()` gives
-    the very `UrlEntry` objects the parser would have made.
-    """
-
-    __slots__ = (
-        "_line",
-        "_start",
-        "_text",
-        "changefreqs",
-        "lastmods",
-        "locs",
-        "priorities",
-        "sitemap",
-        "starts",
-    )
-
-    def __init__(self, sitemap: str, text: str | None = None, start: int = 0, line: int = 0) -> None:
-        self.sitemap = sitemap
-        self.locs: list[str] = []
-        self.lastmods: list[Lastmod | None] = []
-        self.changefreqs: list[str | None] = []
-        self.priorities: list[float | None] = []
-        self.starts: list[int] = []
-        """Where each entry starts in `_text` (the piece of the document the parser read it from), which
-        is in line `_line` at `_start`: the lines are counted from these when asked for."""
-        self._text = text
-        self._start = start
-        self._line = line
-
-    def __len__(self) -> int:
-        return len(self.locs)
-
-    def __repr__(self) -> str:
-        return f"<UrlRun of {len(self.locs)} entries of {self.sitemap}>"
-
-    def lines(self) -> list[int | None]:
-        """The line of the document where each entry starts (None for a run made without its text)."""
-        if self._text is None:
-            return [None] * len(self.locs)
-        count = self._text.count
-        at, line = self._start, self._line
-        out: list[int | None] = []
-        for start in self.starts:
-            line += count("\n", at, start)
-            at = start
-            out.append(line)
-        return out
-
-    def entries(self) -> list[UrlEntry]:
-        """The entries, as `UrlEntry` objects."""
-        new, source = _new_url_entry, self.sitemap
-        return [
-            new(loc, lastmod, changefreq, priority, source, line)
-            for loc, lastmod, changefreq, priority, line in zip(
-                self.locs, self.lastmods, self.changefreqs, self.priorities, self.lines(), strict=True
-            )
-        ]
 
 
 def _with_comments(data: bytes, start: int, end: int, regions: list[tuple[int, int, int]]) -> bytes:

@@ -40,7 +40,7 @@ from sitemapkit.reader.fetch import (
     host_key,
 )
 from sitemapkit.reader.parser import SitemapParser
-from sitemapkit.reader.plain import UrlRun
+from sitemapkit.reader.runs import UrlRun
 
 DEFAULT_MAX_DEPTH: Final = 5
 DEFAULT_CONCURRENCY: Final = 4

@@ -1,0 +1,172 @@
+"""`UrlRun`, entries as columns, and `UrlEntry` objects made fast: what the parser hands on, in a module
+that imports neither lxml nor the parser (the child process that writes `sitemapkit parse`'s output
+imports this, not them)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Callable
+from typing import Any, cast
+
+from sitemapkit.core.model import Image, Lastmod, UrlEntry
+
+# --- entries made fast ---------------------------------------------------------------------------------
+
+
+def _draft_class(cls: type[Any]) -> type[Any] | None:
+    """A plain class with the slots of the frozen, slotted dataclass `cls`: an instance of it, filled in
+    with ordinary attribute stores, becomes a `cls` by assigning `__class__` (which Python allows between
+    classes of the same layout). That skips the frozen `__init__`, which sets each field through
+    `object.__setattr__`: the same object in about a quarter of the time. None if `cls` is not as expected.
+    """
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    if getattr(cls, "__slots__", None) != names or hasattr(cls, "__post_init__"):  # pragma: no cover
+        return None
+    draft = type(f"_Draft{cls.__name__}", (), {"__slots__": names})
+    probe = draft()
+    for name in names:
+        setattr(probe, name, None)
+    try:
+        probe.__class__ = cls
+    except TypeError:  # pragma: no cover - the layouts differ
+        return None
+    return draft
+
+
+def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
+    """`new(loc, lastmod, changefreq, priority, sitemap, line, images=())`: a `UrlEntry` (without videos,
+    news or alternates) made through `_draft_class`, or by its constructor if that is not possible; and
+    the draft class (None if not possible)."""
+
+    def plain(
+        loc: str,
+        lastmod: Lastmod | None,
+        changefreq: str | None,
+        priority: float | None,
+        sitemap: str,
+        line: int | None,
+        images: tuple[Image, ...] = (),
+    ) -> UrlEntry:
+        return UrlEntry(loc, lastmod, changefreq, priority, images, (), None, (), sitemap, line)
+
+    draft = _draft_class(UrlEntry)
+    if draft is None:  # pragma: no cover - the model changed: stay correct
+        return plain, None
+
+    def fast(
+        loc: str,
+        lastmod: Lastmod | None,
+        changefreq: str | None,
+        priority: float | None,
+        sitemap: str,
+        line: int | None,
+        images: tuple[Image, ...] = (),
+    ) -> UrlEntry:
+        entry = draft()
+        entry.loc = loc
+        entry.lastmod = lastmod
+        entry.changefreq = changefreq
+        entry.priority = priority
+        entry.images = images
+        entry.videos = ()
+        entry.news = None
+        entry.alternates = ()
+        entry.sitemap = sitemap
+        entry.line = line
+        entry.__class__ = UrlEntry
+        return cast(UrlEntry, entry)
+
+    sample = ("https://example.com/", dt.date(2024, 5, 1), "daily", 0.5, "s", 7, (Image("https://e.com/i"),))
+    made = fast(*sample)
+    if made != plain(*sample) or (made.sitemap, made.line) != sample[4:6]:  # pragma: no cover
+        return plain, None
+    return fast, draft
+
+
+def _image_maker() -> Callable[[str], Image]:
+    """`new(loc)`: an `Image` with only a `loc`, made as `_url_entry_maker` makes entries."""
+    draft = _draft_class(Image)
+    if draft is None or set(draft.__slots__) != {"loc", "caption", "title", "geo_location", "license"}:
+        return Image  # pragma: no cover - the model changed: stay correct
+
+    def fast(loc: str) -> Image:
+        image = draft()
+        image.loc = loc
+        image.caption = image.title = image.geo_location = image.license = None
+        image.__class__ = Image
+        return cast(Image, image)
+
+    if fast("https://e.com/i") != Image("https://e.com/i"):  # pragma: no cover
+        return Image
+    return fast
+
+
+_new_url_entry, _URL_DRAFT = _url_entry_maker()
+_new_image = _image_maker()
+
+
+class UrlRun:
+    """Consecutive `<url>` entries of one sitemap that the fast path read, held as columns: what
+    `SitemapParser(runs=True)` (and so `Reader.runs()`) gives in place of the entries, so that a writer
+    formats them without making an object for each.
+
+    Each list holds one value per entry, in document order; the entries have no extension data
+    (images, videos, news, alternates). Every `loc` is ASCII without `"`, `\\`, `<`, `>`, spaces or
+    control characters (the fast path reads no other), so JSON may quote it as it is. `entries()` gives
+    the very `UrlEntry` objects the parser would have made.
+    """
+
+    __slots__ = (
+        "_line",
+        "_start",
+        "_text",
+        "changefreqs",
+        "lastmods",
+        "locs",
+        "priorities",
+        "sitemap",
+        "starts",
+    )
+
+    def __init__(self, sitemap: str, text: str | None = None, start: int = 0, line: int = 0) -> None:
+        self.sitemap = sitemap
+        self.locs: list[str] = []
+        self.lastmods: list[Lastmod | None] = []
+        self.changefreqs: list[str | None] = []
+        self.priorities: list[float | None] = []
+        self.starts: list[int] = []
+        """Where each entry starts in `_text` (the piece of the document the parser read it from), which
+        is in line `_line` at `_start`: the lines are counted from these when asked for."""
+        self._text = text
+        self._start = start
+        self._line = line
+
+    def __len__(self) -> int:
+        return len(self.locs)
+
+    def __repr__(self) -> str:
+        return f"<UrlRun of {len(self.locs)} entries of {self.sitemap}>"
+
+    def lines(self) -> list[int | None]:
+        """The line of the document where each entry starts (None for a run made without its text)."""
+        if self._text is None:
+            return [None] * len(self.locs)
+        count = self._text.count
+        at, line = self._start, self._line
+        out: list[int | None] = []
+        for start in self.starts:
+            line += count("\n", at, start)
+            at = start
+            out.append(line)
+        return out
+
+    def entries(self) -> list[UrlEntry]:
+        """The entries, as `UrlEntry` objects."""
+        new, source = _new_url_entry, self.sitemap
+        return [
+            new(loc, lastmod, changefreq, priority, source, line)
+            for loc, lastmod, changefreq, priority, line in zip(
+                self.locs, self.lastmods, self.changefreqs, self.priorities, self.lines(), strict=True
+            )
+        ]
