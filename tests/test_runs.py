@@ -154,3 +154,30 @@ def test_async_batches_with_runs(server: LocalServer) -> None:
     without = asyncio.run(collect(False))
     assert not any(isinstance(i, UrlRun) for i in without)
     assert _expand(with_runs) == without
+
+
+def test_a_slice_of_a_run_holds_those_entries() -> None:
+    body = "".join(f"<url><loc>https://e.com/{i}</loc></url>\n" for i in range(600))
+    runs = [i for i in _parsed((HEAD + body + "</urlset>\n").encode(), runs=True) if isinstance(i, UrlRun)]
+    run = max(runs, key=len)
+    assert len(run) > 100
+    for part in (slice(0, 10), slice(37, 101), slice(len(run) - 5, None), slice(50, 50)):
+        assert run[part].entries() == run.entries()[part]
+        assert run[part].lines() == run.lines()[part]
+
+
+def test_harvest_rows_of_a_run_are_the_rows_of_its_entries() -> None:
+    pytest.importorskip("pyarrow")
+    from sitemapkit.harvest.rows import UrlBuffer, url_schema
+
+    items = _parsed(_document(), runs=True)
+    from_runs, from_entries = UrlBuffer(), UrlBuffer()
+    counts_runs, counts_entries = [0] * 7, [0] * 7
+    for item in items:
+        part = item if isinstance(item, UrlRun) else [item]
+        for i, count in enumerate(from_runs.add("e.com", part)):
+            counts_runs[i] += count
+    for i, count in enumerate(from_entries.add("e.com", _expand(items))):
+        counts_entries[i] += count
+    assert counts_runs == counts_entries and counts_runs[0] > 0
+    assert from_runs.table(url_schema()).equals(from_entries.table(url_schema()))

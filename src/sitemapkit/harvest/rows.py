@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
+from sitemapkit.reader.runs import UrlRun
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -205,8 +206,9 @@ class UrlBuffer:
         self.alternates: list[tuple[int, tuple[Any, ...]]] = []
         self.rows = 0
 
-    def add(self, site: str, entries: Sequence[UrlEntry]) -> tuple[int, ...]:
-        """Append the rows of `entries`, all of `site`; returns how many of them have each of `COUNTED`."""
+    def add(self, site: str, entries: Sequence[UrlEntry] | UrlRun) -> tuple[int, ...]:
+        """Append the rows of `entries` (or of a run of them), all of `site`; returns how many of them
+        have each of `COUNTED`."""
         n = len(entries)
         rows = self.rows
         if self.sites and self.sites[-1] == site:
@@ -214,6 +216,19 @@ class UrlBuffer:
         else:
             self.sites.append(site)
             self.site_ends.append(rows + n)
+        if isinstance(entries, UrlRun):  # columns already, and no extension data
+            self.sitemap += [entries.sitemap] * n
+            self.loc += entries.locs
+            self.lastmod += entries.lastmods
+            self.changefreq += entries.changefreqs
+            self.priority += entries.priorities
+            self.rows = rows + n
+            nones = (
+                entries.lastmods.count(None),
+                entries.changefreqs.count(None),
+                entries.priorities.count(None),
+            )
+            return (*(n - k for k in nones), 0, 0, 0, 0)
         self.sitemap += [e.sitemap for e in entries]
         self.loc += [e.loc for e in entries]
         lastmod = [e.lastmod for e in entries]

@@ -6,7 +6,7 @@ import asyncio
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +16,12 @@ from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InvalidUrlError
+from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import normalize_url
 from sitemapkit.harvest.rows import COUNTED
 from sitemapkit.reader.discover import WELL_KNOWN_PATHS, discover, robots_url
 from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchResult
+from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.walk import AsyncReader, SitemapNode
 
 if TYPE_CHECKING:
@@ -306,32 +308,39 @@ class SiteJob:
         counts = [0] * len(COUNTED)
         try:
             async with reader:
-                async for batch in reader.batches():
-                    node = reader.current
-                    if node is not current:
-                        now = time.monotonic()
-                        if current is not None:
-                            self._seconds[id(current)] = now - since
-                        current, since, first = node, now, n
-                        self._sitemaps_with_urls += 1
-                        if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
-                            self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
-                            self._taken[id(node)] = 0
+                stop = False
+                async for items in reader.batches(runs=True):  # runs: columns, no object per URL
+                    for batch in _parts(items):
+                        node = reader.current
+                        if node is not current:
+                            now = time.monotonic()
+                            if current is not None:
+                                self._seconds[id(current)] = now - since
+                            current, since, first = node, now, n
+                            self._sitemaps_with_urls += 1
+                            if max_sitemaps is not None and self._sitemaps_with_urls > max_sitemaps:
+                                self._cap(f"more than {max_sitemaps:,} sitemaps with URLs")
+                                self._taken[id(node)] = 0
+                                stop = True
+                                break
+                        capped = 0 <= room < n + len(batch)
+                        if capped:
+                            batch = batch[: room - n]
+                        if batch:
+                            if self._abandoned:
+                                stop = True
+                                break
+                            for i, count in enumerate(self.writer.add_batch(self.site, batch)):
+                                counts[i] += count
+                            n += len(batch)
+                            self.counters.urls += len(batch)
+                        if capped:
+                            self._cap(f"more than {max_urls:,} URLs")
+                            if current is not None:  # the row says how many URLs were taken, not read ahead
+                                self._taken[id(current)] = n - first
+                            stop = True
                             break
-                    capped = 0 <= room < n + len(batch)
-                    if capped:
-                        batch = batch[: room - n]
-                    if batch:
-                        if self._abandoned:
-                            break
-                        for i, count in enumerate(self.writer.add_batch(self.site, batch)):
-                            counts[i] += count
-                        n += len(batch)
-                        self.counters.urls += len(batch)
-                    if capped:
-                        self._cap(f"more than {max_urls:,} URLs")
-                        if current is not None:  # the row says how many URLs were taken, not read ahead
-                            self._taken[id(current)] = n - first
+                    if stop:
                         break
                 if current is not None:
                     self._seconds.setdefault(id(current), time.monotonic() - since)
@@ -387,3 +396,21 @@ class SiteJob:
             "error_code": code,
             "error": error,
         }
+
+
+def _parts(items: list[UrlEntry | UrlRun]) -> Iterator[list[UrlEntry] | UrlRun]:
+    """A batch of the reader in parts the writer takes: each run, and the entries between runs."""
+    if not any(isinstance(item, UrlRun) for item in items):
+        yield items  # type: ignore[misc]  # entries only
+        return
+    entries: list[UrlEntry] = []
+    for item in items:
+        if isinstance(item, UrlRun):
+            if entries:
+                yield entries
+                entries = []
+            yield item
+        else:
+            entries.append(item)
+    if entries:
+        yield entries

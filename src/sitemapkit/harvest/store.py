@@ -28,6 +28,7 @@ from typing import IO, Any, Final
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.harvest.rows import COUNTED, DICTIONARY_COLUMNS, UrlBuffer, pyarrow, url_schema
+from sitemapkit.reader.runs import UrlRun
 
 URLS: Final = "urls"
 MANIFEST: Final = "_manifest"
@@ -75,13 +76,13 @@ class PartWriter:
         self.rows = 0
         self._closed = False
 
-    def add_batch(self, site: str, entries: Sequence[UrlEntry]) -> tuple[int, ...]:
-        """Buffer the rows of `entries`, all of `site`; returns how many of them have each of `COUNTED`
-        (row groups stay `row_group_rows` long: a batch is split where one fills)."""
+    def add_batch(self, site: str, entries: Sequence[UrlEntry] | UrlRun) -> tuple[int, ...]:
+        """Buffer the rows of `entries` (or of a run of them), all of `site`; returns how many of them have
+        each of `COUNTED` (row groups stay `row_group_rows` long: a batch is split where one fills)."""
         if self._closed:  # a site task that outlived its run: nothing is written
             return UrlBuffer().add(site, entries)
         counts = [0] * len(COUNTED)
-        while entries:
+        while len(entries):
             room = self.row_group_rows - self._buffer.rows
             part, entries = (entries, ()) if len(entries) <= room else (entries[:room], entries[room:])
             for i, count in enumerate(self._buffer.add(site, part)):

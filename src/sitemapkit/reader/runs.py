@@ -148,6 +148,16 @@ class UrlRun:
     def __repr__(self) -> str:
         return f"<UrlRun of {len(self.locs)} entries of {self.sitemap}>"
 
+    def __getitem__(self, index: slice) -> UrlRun:
+        """The entries `index` (a slice) selects, as a run."""
+        part = UrlRun(self.sitemap, self._text, self._start, self._line)
+        part.locs = self.locs[index]
+        part.lastmods = self.lastmods[index]
+        part.changefreqs = self.changefreqs[index]
+        part.priorities = self.priorities[index]
+        part.starts = self.starts[index]
+        return part
+
     def lines(self) -> list[int | None]:
         """The line of the document where each entry starts (None for a run made without its text)."""
         if self._text is None:
