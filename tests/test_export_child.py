@@ -4,6 +4,7 @@ message, with no partial file left."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import signal
@@ -19,7 +20,7 @@ from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export import write_csv, write_jsonl
 from sitemapkit.reader.export_child import ChildWriter, ChildWriterError, write_entries
 from sitemapkit.reader.runs import UrlRun
-from sitemapkit.reader.walk import read
+from sitemapkit.reader.walk import aread, read
 from tests.localserver import LocalServer
 from tests.test_runs import _serve_tree
 
@@ -166,3 +167,144 @@ def test_ctrl_c_stops_the_child_and_publishes_nothing(server: LocalServer, tmp_p
     assert b"interrupted" in err and b"Traceback" not in err
     assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
     assert not Path(f"/proc/{child[0]}").exists()  # stopped and reaped, not left behind
+
+
+# --- what a hostile review found -------------------------------------------------------------------------
+
+
+def _slow_second(server: LocalServer, delay: float = 20) -> str:
+    """The tree of `_serve_tree`, its second sitemap answering after `delay` seconds."""
+    index = _serve_tree(server)
+    server.routes["/two.xml.gz"].delay = delay
+    return index
+
+
+def _fake_pyarrow(folder: Path, body: str) -> dict[str, str]:
+    """An environment where `import pyarrow` runs `body` (a broken install)."""
+    (folder / "pyarrow").mkdir(parents=True)
+    (folder / "pyarrow" / "__init__.py").write_text(body)
+    return {"PYTHONPATH": os.pathsep.join([str(folder), SRC, os.environ.get("PYTHONPATH", "")])}
+
+
+def test_output_streams_while_the_walk_goes_on(server: LocalServer) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitemapkit", "parse", _slow_second(server)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    started = time.monotonic()
+    try:
+        assert proc.stdout.readline().startswith(b'{"loc":')
+        assert time.monotonic() - started < 10  # not after the slow sitemap, 20 s away
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_killed_parent_leaves_no_output_that_looks_complete(server: LocalServer, tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "k.parquet"
+    with open(out, "wb") as f:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sitemapkit", "parse", _slow_second(server), "--format", "parquet"],
+            stdout=f,
+            stderr=subprocess.DEVNULL,
+        )
+    deadline = time.monotonic() + 30
+    while not (child := [pid for pid, c in _children_of(proc.pid).items() if "export_child" in c]):
+        assert time.monotonic() < deadline, "the child writer did not start"
+        time.sleep(0.05)
+    time.sleep(1)  # the first sitemap handed over
+    proc.kill()
+    proc.wait()
+    while Path(f"/proc/{child[0]}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # an orphan now: it sees the end of its input
+    assert not Path(f"/proc/{child[0]}").exists()
+    with pytest.raises(Exception, match=r"(?i)parquet|magic|footer|size"):
+        pq.read_table(out)
+
+
+def test_output_file_with_standard_input_closed(server: LocalServer, tmp_path: Path) -> None:
+    out = tmp_path / "urls.jsonl"
+    proc = cli(_serve_tree(server), "-o", str(out), stdin=None, preexec_fn=lambda: os.close(0))
+    assert proc.returncode == 0, proc.stderr
+    assert len(out.read_text().splitlines()) == 2101
+
+
+def test_standard_output_closed_is_a_clean_error(server: LocalServer) -> None:
+    proc = cli(_serve_tree(server), preexec_fn=lambda: os.close(1))
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "standard output is closed" in err and "Traceback" not in err
+
+
+def test_a_child_that_fails_otherwise_says_it_in_one_line(server: LocalServer, tmp_path: Path) -> None:
+    out = tmp_path / "keep.parquet"
+    out.write_bytes(b"old")
+    env = _fake_pyarrow(tmp_path / "fake", "raise RuntimeError('boom')\n")
+    proc = cli(_serve_tree(server), "--format", "parquet", "-o", str(out), env=env)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert f"{out}: cannot write (RuntimeError: boom)" in err and "Traceback" not in err
+    assert out.read_bytes() == b"old"
+
+
+def test_a_child_that_says_much_does_not_hang_and_is_noticed_at_once(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    env = _fake_pyarrow(
+        tmp_path / "fake", "import sys\nsys.stderr.write('x' * 200_000)\nraise ImportError('no libarrow')\n"
+    )
+    started = time.monotonic()
+    proc = cli(_slow_second(server), "--format", "parquet", "-o", str(tmp_path / "x.parquet"), env=env)
+    assert proc.returncode == 2, proc.stderr[-500:]
+    assert b"pip install 'sitemapkit[parquet]'" in proc.stderr
+    assert time.monotonic() - started < 15  # at the first batch, not after the slow sitemap
+
+
+def test_the_child_keeps_the_parents_isolation(tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow" / "sitemapkit"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise SystemExit('SHADOWED sitemapkit imported')\n")
+    source = tmp_path / "urls.txt"
+    source.write_text("https://example.com/a\nhttps://example.com/b\n")
+    proc = subprocess.run(
+        [sys.executable, "-I", "-m", "sitemapkit", "parse", str(source), "-o", str(tmp_path / "o.jsonl")],
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(shadow.parent)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "o.jsonl").read_text().count('"loc"') == 2
+
+
+def test_nothing_read_keeps_the_old_file(server: LocalServer, tmp_path: Path) -> None:
+    out = tmp_path / "urls.jsonl"
+    out.write_text("old\n")
+    proc = cli(server.url("/missing.xml"), "-o", str(out))
+    assert proc.returncode == 1
+    assert b"nothing could be read" in proc.stderr
+    assert out.read_text() == "old\n" and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_reader_is_read_one_way(server: LocalServer) -> None:
+    index = _serve_tree(server)
+    reader = read(index)
+    next(iter(reader.runs()))
+    with pytest.raises(RuntimeError, match="one way"):
+        iter(reader)
+    reader.close()
+    reader = read(index)
+    next(iter(reader))
+    with pytest.raises(RuntimeError, match="one way"):
+        reader.runs()
+    reader.close()
+
+    async def both() -> None:
+        async with aread(index) as areader:
+            areader.batches(runs=True)
+            with pytest.raises(RuntimeError, match="one way"):
+                areader.batches()
+
+    asyncio.run(both())

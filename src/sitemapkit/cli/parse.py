@@ -10,7 +10,7 @@ import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, TextIO
 
 import click
 
@@ -182,7 +182,7 @@ def parse(
     if fmt == "parquet":
         if show_tree:
             raise click.UsageError("--sitemaps prints the tree as text, jsonl or csv, not parquet")
-        if output == "-" and sys.stdout.isatty():
+        if output == "-" and _stdout().isatty():
             raise click.UsageError("Parquet is binary: redirect standard output or use -o FILE")
         try:
             require_pyarrow()
@@ -213,11 +213,18 @@ def parse(
         if fmt == "parquet":
             with _open_binary(output) as raw, _progress(reader) as tick:
                 write_entries("parquet", _counted(reader, tick), raw)
+                if not reader.any_read and output != "-":
+                    raise _NothingRead
         else:
             _write_text(reader, fmt, show_tree, output)
-    except (UsageError, ChildWriterError) as exc:
+    except UsageError as exc:
         reader.close()
-        _fail(str(exc), status=2 if isinstance(exc, UsageError) else 1)
+        _fail(str(exc), status=2)
+    except ChildWriterError as exc:
+        reader.close()
+        _fail(f"{output}: cannot write ({exc})")
+    except _NothingRead:
+        pass  # said below, after the diagnostics; the output file, if any, is left as it was
     except KeyboardInterrupt:
         reader.close()
         _fail("interrupted", status=130)
@@ -236,15 +243,23 @@ def parse(
         _fail(f"nothing could be read from {source}")
 
 
+class _NothingRead(Exception):
+    """Nothing could be read from SOURCE: the output file is not published (one already there stays)."""
+
+
 def _write_text(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> None:
     """The entries as JSONL or CSV, or the tree, to `output`."""
     with _open_output(output) as out, _progress(reader) as tick:
         if show_tree:
             for _ in _counted(reader, tick):
                 pass
+            if not reader.any_read and output != "-":
+                raise _NothingRead
             _write_tree(reader.tree, fmt, out)
         else:
             write_entries(fmt or "jsonl", _counted(reader, tick), out)
+            if not reader.any_read and output != "-":
+                raise _NothingRead
 
 
 def _fail(message: str, status: int = 1) -> NoReturn:
@@ -261,10 +276,17 @@ def _summary(reader: Reader) -> None:
     click.echo(f"{plural(reader.count, 'URL')} from {plural(read_ok, 'sitemap')}; {problems}", err=True)
 
 
+def _stdout() -> TextIO:
+    """Standard output, or a clean failure when the command was started without one (`>&-`)."""
+    if sys.stdout is None:
+        _fail("-: cannot write (standard output is closed; use -o FILE)")
+    return sys.stdout
+
+
 @contextmanager
 def _open_binary(path: str) -> Iterator[IO[bytes]]:
     if path == "-":
-        yield sys.stdout.buffer
+        yield _stdout().buffer
         sys.stdout.buffer.flush()
         return
     with _complete_file(path, True) as f:
@@ -274,7 +296,7 @@ def _open_binary(path: str) -> Iterator[IO[bytes]]:
 @contextmanager
 def _open_output(path: str) -> Iterator[IO[str]]:
     if path == "-":
-        yield sys.stdout
+        yield _stdout()
         sys.stdout.flush()
         return
     with _complete_file(path, False) as f:

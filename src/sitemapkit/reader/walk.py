@@ -746,21 +746,22 @@ class Reader(_ReaderBase):
         self._iterator: Generator[Any, None, None] | None = None
 
     def __iter__(self) -> Iterator[UrlEntry]:
-        if self._iterator is None:
-            self._start()
-            self._iterator = iterator = cast("Generator[UrlEntry, None, None]", self._entries())
-            return iterator
-        return self._iterator
+        return cast("Iterator[UrlEntry]", self._iterate(runs=False))
 
     def runs(self) -> Iterator[UrlEntry | UrlRun]:
         """Instead of iterating the reader: the same entries, but each stretch of plain `<url>` elements
         that the parser read on its fast path comes as one `UrlRun` (their columns), for a consumer that
         formats many entries at a time (`write_jsonl`, `write_csv` and `write_parquet` take these)."""
+        return self._iterate(runs=True)
+
+    def _iterate(self, runs: bool) -> Iterator[UrlEntry | UrlRun]:
         if self._iterator is None:
             self._start()
-            self._walk.runs = True
+            self._walk.runs = runs
             self._iterator = iterator = self._entries()
             return iterator
+        if self._walk.runs != runs:
+            raise RuntimeError("this Reader is read one way: either iterate it, or call runs(), not both")
         return self._iterator
 
     def _entries(self) -> Generator[UrlEntry | UrlRun, None, None]:
@@ -836,6 +837,8 @@ class AsyncReader(_ReaderBase):
             self._start()
             self._walk.runs = runs
             self._batches = self._walk.batches()
+        elif self._walk.runs != runs:
+            raise RuntimeError("these batches are taken one way: with runs or without, not both")
         return self._batches
 
     async def _entries(self) -> AsyncGenerator[UrlEntry, None]:
