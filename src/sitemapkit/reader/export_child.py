@@ -73,6 +73,7 @@ class ChildWriter:
         self.fmt = fmt
         self._errors = errors
         self._ready: int | None = ready
+        self._flush_each = True
 
     def _started(self) -> bool:
         """Wait for the child's word that it can write the format (it has had the time the first batch
@@ -116,6 +117,7 @@ class ChildWriter:
             process = subprocess.Popen(
                 [sys.executable, *_interpreter_flags(), "-m", __name__, fmt, str(fd), str(told)],
                 stdin=subprocess.PIPE,
+                bufsize=_PIPE_BUFFER,
                 stderr=errors,
                 pass_fds=(fd, told),
                 env=env,
@@ -134,7 +136,12 @@ class ChildWriter:
             # a deeper pipe (64 KiB by default): the reader goes on while the child builds a batch
             with contextlib.suppress(OSError):
                 fcntl.fcntl(process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BUFFER)
-        return cls(process, fmt, errors, ready)
+        writer = cls(process, fmt, errors, ready)
+        # output someone watches (a pipe, a terminal) gets each batch as it comes; a file gets them in
+        # bigger writes (fewer wake-ups of the child: 0.1 to 0.2 s a million entries)
+        with contextlib.suppress(OSError):
+            writer._flush_each = not stat.S_ISREG(os.fstat(out.fileno()).st_mode)
+        return writer
 
     def write(self, items: Iterable[UrlEntry | UrlRun]) -> int:
         """Hand `items` over (entries, and runs as `Reader.runs()` yields them), each batch as it comes, and
@@ -145,7 +152,7 @@ class ChildWriter:
         assert process.stdin is not None
         texts = _Texts(quoted=False)
         dates, date = texts.dates, texts.date
-        dumps, pipe = pickle.dumps, process.stdin
+        dumps, pipe, flush_each = pickle.dumps, process.stdin, self._flush_each
         n = 0
         try:
             try:
@@ -165,10 +172,11 @@ class ChildWriter:
                         texts.trim()
                     else:
                         payload = chunk
-                    # flushed: the child has each batch as it comes, and a child that has ended (a
-                    # broken pyarrow, a full disk) is noticed at the next batch, not at the end of the walk
+                    # a child that has ended (a broken pyarrow, a full disk) is noticed at the next write
+                    # to the pipe, not at the end of the walk
                     pipe.write(dumps(payload, 5))
-                    pipe.flush()
+                    if flush_each:
+                        pipe.flush()
                     n += len(chunk)
                 else:
                     if self._started():
