@@ -10,7 +10,7 @@ import secrets
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, NoReturn, TextIO
+from typing import IO, Any, NoReturn, TextIO, cast
 
 import click
 
@@ -210,13 +210,7 @@ def parse(
     except InputError as exc:
         _fail(str(exc))
     try:
-        if fmt == "parquet":
-            with _open_binary(output) as raw, _progress(reader) as tick:
-                write_entries("parquet", _counted(reader, tick), raw)
-                if not reader.any_read and output != "-":
-                    raise _NothingRead
-        else:
-            _write_text(reader, fmt, show_tree, output)
+        _write(reader, fmt, show_tree, output)
     except UsageError as exc:
         reader.close()
         _fail(str(exc), status=2)
@@ -247,19 +241,19 @@ class _NothingRead(Exception):
     """Nothing could be read from SOURCE: the output file is not published (one already there stays)."""
 
 
-def _write_text(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> None:
-    """The entries as JSONL or CSV, or the tree, to `output`."""
-    with _open_output(output) as out, _progress(reader) as tick:
+def _write(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> None:
+    """The entries as JSONL, CSV or Parquet, or the tree, to `output`."""
+    opened = _open_binary(output) if fmt == "parquet" else _open_output(output)
+    with opened as out, _progress(reader) as tick:
         if show_tree:
             for _ in _counted(reader, tick):
                 pass
-            if not reader.any_read and output != "-":
-                raise _NothingRead
-            _write_tree(reader.tree, fmt, out)
         else:
             write_entries(fmt or "jsonl", _counted(reader, tick), out)
-            if not reader.any_read and output != "-":
-                raise _NothingRead
+        if not reader.any_read and output != "-":
+            raise _NothingRead
+        if show_tree:  # never parquet (refused above): `out` is text
+            _write_tree(reader.tree, fmt, cast("IO[str]", out))
 
 
 def _fail(message: str, status: int = 1) -> NoReturn:

@@ -6,7 +6,7 @@ import asyncio
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +16,11 @@ from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InvalidUrlError
-from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import normalize_url
 from sitemapkit.harvest.rows import COUNTED
 from sitemapkit.reader.discover import WELL_KNOWN_PATHS, discover, robots_url
+from sitemapkit.reader.export import chunks
 from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchResult
-from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.walk import AsyncReader, SitemapNode
 
 if TYPE_CHECKING:
@@ -310,7 +309,7 @@ class SiteJob:
             async with reader:
                 stop = False
                 async for items in reader.batches(runs=True):  # runs: columns, no object per URL
-                    for batch in _parts(items):
+                    for batch in chunks(items, size=len(items)):  # each run, and the entries between
                         node = reader.current
                         if node is not current:
                             now = time.monotonic()
@@ -396,21 +395,3 @@ class SiteJob:
             "error_code": code,
             "error": error,
         }
-
-
-def _parts(items: list[UrlEntry | UrlRun]) -> Iterator[list[UrlEntry] | UrlRun]:
-    """A batch of the reader in parts the writer takes: each run, and the entries between runs."""
-    if not any(isinstance(item, UrlRun) for item in items):
-        yield items  # type: ignore[misc]  # entries only
-        return
-    entries: list[UrlEntry] = []
-    for item in items:
-        if isinstance(item, UrlRun):
-            if entries:
-                yield entries
-                entries = []
-            yield item
-        else:
-            entries.append(item)
-    if entries:
-        yield entries

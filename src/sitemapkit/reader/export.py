@@ -21,7 +21,6 @@ import csv
 import dataclasses
 import datetime as dt
 import io
-import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -263,13 +262,6 @@ def entry_to_json(entry: UrlEntry) -> str:
         f'"priority":{priority},"sitemap":{_json_or_null(entry.sitemap)},'
         '"images":[],"videos":[],"news":null,"alternates":[]}'
     )
-
-
-def batches(entries: Iterable[UrlEntry], size: int = _BATCH) -> Iterator[list[UrlEntry]]:
-    """`entries` in lists of up to `size`."""
-    it = iter(entries)
-    while batch := list(itertools.islice(it, size)):
-        yield batch
 
 
 def chunks(items: Iterable[UrlEntry | UrlRun], size: int = _BATCH) -> Iterator[list[UrlEntry] | UrlRun]:

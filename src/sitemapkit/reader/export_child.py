@@ -4,7 +4,7 @@ or `write_parquet`, the same writers) straight into the output file.
 
 Measured on the 1M-URL tree of `bench_parse_tree.py`: formatting JSONL costs the reading process about
 0.35 s a million entries, and Parquet about 0.7 s (Arrow columns, and importing pyarrow); handing a run of
-entries over costs about 0.2 s (its columns pickled, dates as their text). The child's work overlaps the
+entries over costs about 0.28 s (its columns pickled, dates as their text). The child's work overlaps the
 reading, and pyarrow's memory is the child's.
 
 The child is this module run with `python -m`, in its own session (Ctrl-C is the parent's to handle); it
@@ -68,12 +68,14 @@ class ChildWriter:
     `start()` gives None where no child can be started (no interpreter to run, a frozen application, no
     POSIX file descriptor passing, or a stream without a descriptor): write in this process then."""
 
-    def __init__(self, process: subprocess.Popen[bytes], fmt: str, errors: IO[bytes], ready: int) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], fmt: str, errors: IO[bytes], ready: int, flush_each: bool
+    ) -> None:
         self.process = process
         self.fmt = fmt
         self._errors = errors
         self._ready: int | None = ready
-        self._flush_each = True
+        self._flush_each = flush_each
 
     def _started(self) -> bool:
         """Wait for the child's word that it can write the format (it has had the time the first batch
@@ -95,6 +97,9 @@ class ChildWriter:
         try:
             out.flush()
             fd = out.fileno()
+            # output someone watches (a pipe, a terminal) gets each batch as it comes; a file gets them in
+            # bigger writes (fewer wake-ups of the child: 0.1 to 0.2 s a million entries)
+            watched = not stat.S_ISREG(os.fstat(fd).st_mode)
         except (OSError, ValueError, AttributeError):  # not a file (io.UnsupportedOperation), or closed
             return None
         env = dict(os.environ)
@@ -136,12 +141,7 @@ class ChildWriter:
             # a deeper pipe (64 KiB by default): the reader goes on while the child builds a batch
             with contextlib.suppress(OSError):
                 fcntl.fcntl(process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BUFFER)
-        writer = cls(process, fmt, errors, ready)
-        # output someone watches (a pipe, a terminal) gets each batch as it comes; a file gets them in
-        # bigger writes (fewer wake-ups of the child: 0.1 to 0.2 s a million entries)
-        with contextlib.suppress(OSError):
-            writer._flush_each = not stat.S_ISREG(os.fstat(out.fileno()).st_mode)
-        return writer
+        return cls(process, fmt, errors, ready, watched)
 
     def write(self, items: Iterable[UrlEntry | UrlRun]) -> int:
         """Hand `items` over (entries, and runs as `Reader.runs()` yields them), each batch as it comes, and
