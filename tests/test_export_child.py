@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import signal
 import subprocess
@@ -308,3 +309,16 @@ def test_a_reader_is_read_one_way(server: LocalServer) -> None:
                 areader.batches()
 
     asyncio.run(both())
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_not_fatal(tmp_path: Path) -> None:
+    """The entries' `sitemap` and the tree name the file as text any output holds (U+FFFD for the byte
+    that is not UTF-8), instead of failing to write it."""
+    name = os.fsdecode(b"caf\xe9.txt")
+    (tmp_path / name).write_text("https://example.com/a\n")
+    proc = cli(str(tmp_path / name))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["sitemap"] == str(tmp_path / "caf\ufffd.txt")
+    proc = cli(str(tmp_path / name), "--sitemaps", "--format", "jsonl")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["url"] == str(tmp_path / "caf\ufffd.txt")

@@ -324,8 +324,8 @@ class _Walk:
         src = self.source
         self._recorded = 1  # the root
         if src.kind in ("file", "stdin"):
-            self.root = SitemapNode(src.location)
-            self._pending.append(_Item(self.root, local=True))
+            self.root = SitemapNode(_shown(src.location))
+            self._pending.append(_Item(self.root, local=True, path=src.location))
             return
         if src.kind == "sitemap":
             self.root = SitemapNode(src.location)
@@ -385,7 +385,8 @@ class _Walk:
         node = item.node
         if item.local:
             path = item.path or node.url
-            async with contextlib.aclosing(self._parse(item, self._file_pieces(node, path), path)) as parsing:
+            pieces = self._file_pieces(node, path)
+            async with contextlib.aclosing(self._parse(item, pieces, _shown(path))) as parsing:
                 async for batch in parsing:
                     yield batch
             return
@@ -657,6 +658,15 @@ def _key(url: str) -> str:
         return normalize_url(url).split("#", 1)[0]
     except InvalidUrlError:
         return url
+
+
+def _shown(path: str) -> str:
+    """A file path as text any output can hold (the entries' `sitemap`, the tree): bytes of its name that
+    are not UTF-8, which `os.fsdecode` keeps as lone surrogates, shown as U+FFFD."""
+    try:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return path.encode("utf-8", "replace").decode("utf-8")
 
 
 def _reason(status: int) -> str:
