@@ -483,3 +483,33 @@ def test_a_run_interrupted_between_renames_is_repaired_by_the_next(
     ]
     assert locs(tmp_path / "sitemap-3.xml") == [f"{BASE}c4", f"{BASE}c5"]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("where", ["remove_stale", "hreflang"])
+def test_ctrl_c_while_the_writer_starts_leaves_the_folder_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # CI once sent SIGINT while SitemapWriter() was still making its hreflang file: no `with` held the
+    # writer yet, and its lock and temporary file stayed behind
+    import sitemapkit.generator.hreflang as hreflang_module
+    import sitemapkit.generator.writer as writer_module
+
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    if where == "remove_stale":
+        monkeypatch.setattr(writer_module, "remove_stale", interrupt)
+    else:
+        real = hreflang_module.HreflangGroups.__init__
+
+        def made_then_interrupted(self: object, *args: object) -> None:
+            real(self, *args)  # type: ignore[arg-type]
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(hreflang_module.HreflangGroups, "__init__", made_then_interrupted)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(KeyboardInterrupt):
+        SitemapWriter(out, "https://example.com/", hreflang="complete")
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]

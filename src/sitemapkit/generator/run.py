@@ -257,20 +257,20 @@ def generate(
             replace_existing=replace_existing,
             own_urls=_robots_urls(base_url) if robots is not None else (),
         )
-        # with clean URLs, every source names a folder page as the folder does: /b.html is /b
-        clean = _cleaner(writer.base_url) if any(f.clean_urls for f in folders) else None
-        # With several sources, the entries of all but the streamed URL lists are held back (in a temporary
-        # SQLite file in the output folder, see spill.py, not in memory) and merged, so that one URL from
-        # several sources is one entry keeping what each says.
-        hold = len(inputs) + len(folders) + len(log_groups) + len(feeds) + (1 if records else 0) > 1
-        kinds = [s.kind or ("sitemap" if _is_sitemap(s.path) else "file") for s in inputs]
-        sitemaps = [
-            dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k == "sitemap"
-        ]
-        others = [
-            dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k != "sitemap"
-        ]
-        try:
+        try:  # from the writer's first moment: a Ctrl-C anywhere after it leaves the folder as it was
+            # with clean URLs, every source names a folder page as the folder does: /b.html is /b
+            clean = _cleaner(writer.base_url) if any(f.clean_urls for f in folders) else None
+            # With several sources, the entries of all but the streamed URL lists are held back (in a
+            # temporary SQLite file in the output folder, see spill.py, not in memory) and merged, so that
+            # one URL from several sources is one entry keeping what each says.
+            hold = len(inputs) + len(folders) + len(log_groups) + len(feeds) + (1 if records else 0) > 1
+            kinds = [s.kind or ("sitemap" if _is_sitemap(s.path) else "file") for s in inputs]
+            sitemaps = [
+                dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k == "sitemap"
+            ]
+            others = [
+                dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k != "sitemap"
+            ]
             for record in records:
                 entry = entry_from_text(record, writer.log)
                 writer.add_entry(clean(entry) if clean is not None else entry, hold=hold)

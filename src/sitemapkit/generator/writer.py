@@ -285,13 +285,17 @@ class SitemapWriter:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
         _check_writable(self.out_dir)
         # this run's lock first, then the temporary files that killed runs left (see tempfiles.py)
-        self._lock = RunLock(self.out_dir, self._token)
-        remove_stale(self.out_dir, keep=self._token)
         self._groups: HreflangGroups | None = None
-        if hreflang == "complete":
-            from sitemapkit.generator.hreflang import HreflangGroups
+        self._lock = RunLock(self.out_dir, self._token)
+        try:  # a Ctrl-C from here on still removes this run's lock and files (no `with` holds them yet)
+            remove_stale(self.out_dir, keep=self._token)
+            if hreflang == "complete":
+                from sitemapkit.generator.hreflang import HreflangGroups
 
-            self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
+                self._groups = HreflangGroups(self._temp(f"{name}-hreflang"), self.log)
+        except BaseException:
+            self.abort()
+            raise
 
     def _own_keys(self, extra: tuple[str, ...]) -> None:
         """Mark `extra` (own URLs other than the set's files, such as the robots.txt a build writes) as
@@ -886,7 +890,9 @@ def _check_writable(folder: Path) -> None:
         raise PublishError(
             f"{folder}: cannot write in the output folder ({exc.strerror or exc}); nothing was published"
         ) from None
-    probe.unlink()
+    finally:  # also on Ctrl-C
+        with contextlib.suppress(OSError):
+            probe.unlink()
 
 
 def _key(value: Lastmod) -> str:
