@@ -635,3 +635,27 @@ def test_the_summary_text_counts_in_words() -> None:
     text = _describe(summary)
     assert text.startswith("1 site (1 with sitemaps")
     assert "1 sitemap read, 1 URL\n" in text and "this run: 1 site, 1 URL in 0.5 s" in text
+
+
+def test_the_collector_threshold_is_raised_while_a_worker_runs_then_restored(
+    farm: SiteFarm, tmp_path: Path
+) -> None:
+    import gc
+
+    from sitemapkit.harvest.worker import GC_THRESHOLD
+
+    sites, _ = build(farm)
+    seen: list[tuple[int, int, int]] = []
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 11, 12)
+        harvest(
+            [sites["slow"].base],
+            tmp_path / "ds",
+            options=OPTIONS,
+            on_progress=lambda _: seen.append(gc.get_threshold()),
+        )
+        assert seen[0] == (GC_THRESHOLD, 11, 12)  # ticks come from inside the run
+        assert gc.get_threshold() == (700, 11, 12)
+    finally:
+        gc.set_threshold(*before)

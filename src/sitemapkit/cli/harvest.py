@@ -15,6 +15,7 @@ from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
 from sitemapkit.harvest.run import harvest as run_harvest
+from sitemapkit.reader.parquet import arrow_without_pandas
 
 _DEFAULTS = HarvestOptions()
 
@@ -158,6 +159,7 @@ def harvest(
         commit_seconds=commit_seconds,
     )
     try:
+        arrow_without_pandas()  # this process is the command's own
         with _progress(quiet) as on_progress:
             summary = run_harvest(
                 sites,

@@ -18,6 +18,7 @@ from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.sites import shard
 from sitemapkit.harvest.store import new_worker_id
 from sitemapkit.harvest.worker import Worker
+from sitemapkit.reader.parquet import arrow_without_pandas
 
 INSTALL_HINT = "--engine ray needs Ray: pip install 'sitemapkit[ray]'"
 
@@ -26,6 +27,7 @@ class HarvestActor:
     """One Ray actor: a `Worker` over its shard (an async actor, so `counters` answers while `run` runs)."""
 
     def __init__(self, root: str, sites: list[str], options: HarvestOptions, worker_id: str) -> None:
+        arrow_without_pandas()  # the actor's process is the harvest's own
         self.worker = Worker(root, sites, options, worker_id)
 
     async def run(self) -> dict[str, int]:

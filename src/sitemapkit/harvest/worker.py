@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.site import Counters, DiscoveryFetcher, SiteJob
@@ -18,6 +19,11 @@ from sitemapkit.reader.fetch import FetchOptions
 
 RECYCLE_AFTER = 10_000
 """Sites after which the shared discovery client is replaced (it keeps a little state per host)."""
+GC_THRESHOLD = 20_000
+"""The cyclic garbage collector's first threshold while a worker runs (Python's default is 700). The row
+buffers and the parser's runs are long young lists, which each collection of the youngest generation
+scans whole: with the default, collection took 7% of a harvest's CPU; with this, under 1% (measured on
+300 loopback sites of 5,000 URLs), at the same peak memory."""
 
 
 class _Discovery:
@@ -107,8 +113,9 @@ class Worker:
 
         ticker = asyncio.create_task(_every(tick)) if tick is not None else None
         try:
-            async with asyncio.TaskGroup() as group:  # one lane failing stops the others
-                self._lanes = [group.create_task(lane()) for _ in range(lanes)]
+            with _fewer_collections():
+                async with asyncio.TaskGroup() as group:  # one lane failing stops the others
+                    self._lanes = [group.create_task(lane()) for _ in range(lanes)]
         except BaseExceptionGroup as failed:
             writer.abandon()
             raise failed.exceptions[0] from None
@@ -123,6 +130,18 @@ class Worker:
                     await ticker
         writer.close()
         return self.counters.as_dict()
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Raise the collector's first threshold to `GC_THRESHOLD` for the block (restored after; left alone
+    if it is higher already). Python-wide while it lasts: other threads see it too."""
+    previous = gc.get_threshold()
+    gc.set_threshold(max(previous[0], GC_THRESHOLD), *previous[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous)
 
 
 async def _every(tick: Callable[[], Awaitable[None]], seconds: float = 0.5) -> None:

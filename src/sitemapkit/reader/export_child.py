@@ -275,10 +275,11 @@ def _child(fmt: str, fd: int, ready: int) -> int:
     watched = not stat.S_ISREG(os.fstat(fd).st_mode)
     try:
         if fmt == "parquet":
-            from sitemapkit.reader.parquet import require_pyarrow, schema
+            from sitemapkit.reader.parquet import arrow_without_pandas, require_pyarrow, schema
 
             require_pyarrow()
             schema()  # imports pyarrow: a UsageError if it cannot be
+            arrow_without_pandas()
         os.write(ready, b"1")
         os.close(ready)
         if fmt == "parquet":
