@@ -34,28 +34,40 @@ DEFAULT = ("local", "ray1", "ray2", "usp")  # and local-compare, after local, gi
 _MONITOR = """
 import threading, time, os, json
 PEAK = {"actor_kb": 0}
-def _watch():
-    while True:
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
+def _actors():
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
             try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"HarvestActor" not in f.read():
-                        continue
-                with open(f"/proc/{pid}/status") as f:
-                    for line in f:
-                        if line.startswith("VmRSS:"):
-                            PEAK["actor_kb"] = max(PEAK["actor_kb"], int(line.split()[1]))
+                with open(f"/proc/{pid}/cmdline", "rb") as f:  # Ray names an actor's process so
+                    if f.read().startswith(b"ray::HarvestActor"):
+                        found.append(pid)
             except OSError:
                 pass
-        time.sleep(0.2)
+    return found
+def _watch():
+    # the whole of /proc is scanned only until the actors are found (a scan costs the driver CPU that
+    # the actors would use); then their VmHWM (peak RSS) is read, as long as they live
+    pids = []
+    while True:
+        if len(pids) < WORKERS:
+            pids = _actors()
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            PEAK["actor_kb"] = max(PEAK["actor_kb"], int(line.split()[1]))
+            except OSError:
+                pids = []
+        time.sleep(0.2 if len(pids) < WORKERS else 0.5)
 threading.Thread(target=_watch, daemon=True).start()
 """
 
 _HARVEST = """
 import sys, time, json, shutil
 sys.path.insert(0, {repo!r})
+WORKERS = {workers}
 {monitor}
 from sitemapkit.harvest import HarvestOptions, harvest
 sites = open({sites!r}).read().split()
