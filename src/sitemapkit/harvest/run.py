@@ -69,7 +69,8 @@ def harvest(
     `urls/` (one row per URL), `sites.parquet`, `sitemaps.parquet` and `summary.json`. With `resume`, a
     harvest that was killed is finished: sites already done are kept, the others read again, with no
     duplicate rows. `engine="ray"` spreads the sites over `workers` Ray actors (default: one per CPU of
-    the cluster at `ray_address`, or of a local Ray started for the run).
+    the cluster at `ray_address`, or of a local Ray started for the run). While the local engine runs,
+    Python's garbage collector runs less often (`worker.GC_THRESHOLD`; restored after).
     """
     options = options or HarvestOptions()
     _check(options)
