@@ -659,3 +659,21 @@ def test_the_collector_threshold_is_raised_while_a_worker_runs_then_restored(
         assert gc.get_threshold() == (700, 11, 12)
     finally:
         gc.set_threshold(*before)
+
+
+def test_harvest_cli_without_pyarrow_names_the_extra(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['pyarrow'] = None\n"  # `import pyarrow` fails as if it were not installed
+        "sys.argv = ['sitemapkit', 'harvest', 'sites.txt', '--out', 'ds']\n"
+        "from sitemapkit.cli import main\n"
+        "main()\n"
+    )
+    (tmp_path / "sites.txt").write_text("example.com\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "harvest writes Parquet with pyarrow: pip install 'sitemapkit[parquet]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "ds").exists()

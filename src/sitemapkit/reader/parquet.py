@@ -69,10 +69,14 @@ def arrow_without_pandas() -> None:
     """Have pyarrow take pandas as missing, in a process of sitemapkit's own (the harvest CLI, a Ray
     actor, the writer child): pyarrow imports pandas, where installed, at its first conversion of Python
     values, for nothing these processes use (0.2 s and about 60 MB here). Not for a library call, whose
-    caller may want pyarrow's pandas support. Does nothing once pandas is imported."""
+    caller may want pyarrow's pandas support. Does nothing once pandas is imported, or without pyarrow
+    (whose absence the caller reports in its own words)."""
     if "pandas" in sys.modules:
         return
-    pa, _ = _pyarrow()
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return
     hook = _NoPandas()
     sys.meta_path.insert(0, hook)
     try:  # pyarrow looks for pandas once: in its shim, and in the C++ converter's static data
