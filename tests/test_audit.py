@@ -154,7 +154,9 @@ def test_polite_robots_agent_crawl_delay_and_retry_after(server: LocalServer) ->
     # a request's arrival also includes its connection setup, hence the slack
     assert min(gaps) >= 0.15 and starts[3] - starts[0] >= 0.8
     busy = times["/busy"]
-    assert len(busy) == 2 and busy[1] - busy[0] >= 0.95  # Retry-After: 1 waited out
+    assert (
+        len(busy) == 2 and busy[1] - busy[0] >= 0.85
+    )  # Retry-After: 1 waited out (less what a busy server notes late)
 
 
 def test_the_sitemaps_too_are_read_at_the_crawl_delay(server: LocalServer) -> None:

