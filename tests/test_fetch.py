@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import socket
 import ssl
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -432,3 +433,52 @@ def test_keepalive_bounds_the_idle_connections_kept() -> None:
         assert asyncio.run(idle_after(farm, None)) == 5
     with SiteFarm() as farm:
         assert asyncio.run(idle_after(farm, 2)) == 2
+
+
+def test_no_asyncio_wait_for_in_the_package() -> None:
+    # On Python 3.11 `asyncio.wait_for` drops a cancellation that comes as its awaitable finishes; the
+    # task then ran on: a harvest stopped with Ctrl-C hung for good, a download blocked on a full queue.
+    # `asyncio.timeout` has no such window.
+    import sitemapkit
+
+    root = Path(sitemapkit.__file__).parent
+    users = [str(p.relative_to(root)) for p in root.rglob("*.py") if "asyncio.wait_for(" in p.read_text()]
+    assert users == []
+
+
+def test_a_download_whose_cancellation_was_swallowed_still_ends(
+    server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library below may swallow a cancellation; the download task must not then block for good on its
+    full queue, which nobody reads any more (a harvest stopped with Ctrl-C hung so)."""
+    from sitemapkit.reader import walk
+    from sitemapkit.reader.fetch import FetchResponse
+
+    url = server.route("/big.xml", b"x" * (1024 * 1024))
+    real = FetchResponse.aiter_bytes
+    inside = asyncio.Event()
+
+    async def swallowing(self: FetchResponse) -> AsyncIterator[bytes]:
+        n = 0
+        async for piece in real(self):
+            n += 1
+            if n == 3:  # the queue (two places) is full: wait here, and drop the cancellation that comes
+                inside.set()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.sleep(30)
+            yield piece
+
+    monkeypatch.setattr(FetchResponse, "aiter_bytes", swallowing)
+
+    async def main() -> bool:
+        async with Fetcher(FetchOptions(policy=FetchPolicy(allow_private=True))) as fetcher:
+            download = walk._Download(fetcher, url, 2)
+            await download.response()
+            await asyncio.wait_for(inside.wait(), 30)
+            download._task.cancel()
+            await asyncio.wait({download._task}, timeout=10)
+            ended = download._task.done()
+            download._task.cancel()
+            return ended
+
+    assert asyncio.run(main())

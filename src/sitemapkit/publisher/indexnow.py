@@ -512,7 +512,8 @@ async def _read_answer(response: httpx.Response, options: FetchOptions) -> bytes
         if remaining <= 0:
             break
         try:
-            answer += await asyncio.wait_for(pieces.__anext__(), remaining)
+            async with asyncio.timeout(remaining):  # not wait_for, which can drop a cancellation (3.11)
+                answer += await pieces.__anext__()
         except (StopAsyncIteration, TimeoutError, httpx.HTTPError):
             break
     return bytes(answer[:_ANSWER_LIMIT])

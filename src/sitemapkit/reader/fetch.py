@@ -214,7 +214,8 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         loop = asyncio.get_running_loop()
         try:
-            infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout)
+            async with asyncio.timeout(timeout):
+                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except TimeoutError:
             raise httpcore.ConnectTimeout(f"DNS lookup of {host} timed out") from None
         except OSError as exc:
@@ -493,7 +494,10 @@ class FetchResponse:
         try:
             while True:
                 try:  # each wait is bounded by what is left of the total deadline
-                    raw = await asyncio.wait_for(pieces.__anext__(), max(0.0, deadline - opts.monotonic()))
+                    # (asyncio.timeout, not wait_for: on Python 3.11, wait_for drops a cancellation that
+                    # comes as its awaitable finishes, and the task then ran on; a harvest hung so)
+                    async with asyncio.timeout(max(0.0, deadline - opts.monotonic())):
+                        raw = await pieces.__anext__()
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
@@ -706,9 +710,8 @@ class Fetcher:
             if opts.pace is not None:
                 await opts.pace(url)
             try:
-                response = await asyncio.wait_for(
-                    self._client.send(request, stream=True), self._left(url, deadline)
-                )
+                async with asyncio.timeout(self._left(url, deadline)):  # see aiter_bytes: not wait_for
+                    response = await self._client.send(request, stream=True)
             except TimeoutError:
                 raise self._overdue(url) from None
             except _Refused as exc:

@@ -212,7 +212,10 @@ class _Download:
             async with fetcher.stream(url) as response:
                 await self._queue.put(response)
                 if response.ok:
+                    task = asyncio.current_task()
                     async for piece in response.aiter_bytes():
+                        if task is not None and task.cancelling():  # a cancellation a library swallowed:
+                            raise asyncio.CancelledError  # the reader may be gone, the queue never emptied
                         await self._queue.put(piece)
         except FetchError as exc:
             await self._queue.put(exc)
