@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sitemapkit.core.errors import InterruptedAfterPublish
+from sitemapkit.core.errors import InterruptedAfterPublish, Terminated
 
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
@@ -44,13 +44,14 @@ class LazyGroup(click.Group):
         not click's `Aborted!` and 1, so a script tells an interrupt from a failure."""
         try:
             return super().invoke(ctx)
-        except KeyboardInterrupt as exc:
+        except (KeyboardInterrupt, Terminated) as exc:
             name = ctx.invoked_subcommand or ctx.info_name or "sitemapkit"
             done = "; nothing was published" if name in _PUBLISHING else ""
             if isinstance(exc, InterruptedAfterPublish):
                 done = "; it came while the finished sitemaps were being put in place, so they were published"
-            click.echo(f"sitemapkit {name}: interrupted{done}", err=True)
-            raise click.exceptions.Exit(130) from None
+            how = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+            click.echo(f"sitemapkit {name}: {how}{done}", err=True)
+            raise click.exceptions.Exit(143 if isinstance(exc, Terminated) else 130) from None
 
 
 _PUBLISHING = frozenset({"build", "generate", "robots"})
@@ -71,4 +72,4 @@ def main() -> None:
 def _terminate(signum: int, frame: object) -> None:
     """SIGTERM (a CI timeout, `kill`, a container stop) unwinds like Ctrl-C: temporary files are removed
     and nothing half-written is published."""
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)

@@ -11,7 +11,7 @@ import click
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option
 from sitemapkit.cli.generate import fail, report
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
-from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
+from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, Terminated, UsageError
 from sitemapkit.crawl.engine import CrawlProgress
 from sitemapkit.crawl.frontier import Row
 from sitemapkit.crawl.run import crawl as run_crawl
@@ -192,10 +192,11 @@ def crawl(
                 explain=explain_row if explain else None,
                 crawl_log=crawl_log,
             )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
         printer.finish()
-        click.echo("interrupted: nothing published; continue with --resume", err=True)
-        sys.exit(130)
+        how, status = ("stopped by SIGTERM", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        click.echo(f"{how}: nothing published; continue with --resume", err=True)
+        sys.exit(status)
     except InvalidUrlError as exc:
         raise click.BadParameter(str(exc), param_hint="START_URL") from None
     except UsageError as exc:

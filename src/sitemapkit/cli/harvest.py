@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from sitemapkit.cli._output import plural
-from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
 from sitemapkit.harvest.run import harvest as run_harvest
@@ -175,8 +175,9 @@ def harvest(
         raise click.UsageError(str(exc)) from None
     except InputError as exc:
         _fail(str(exc))
-    except KeyboardInterrupt:
-        _fail(f"interrupted; finished sites are kept: run again with --resume to finish {out}", status=130)
+    except (KeyboardInterrupt, Terminated) as exc:
+        how, status = ("stopped by SIGTERM", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        _fail(f"{how}; finished sites are kept: run again with --resume to finish {out}", status=status)
     except OSError as exc:
         _fail(f"{out}: cannot write ({exc.strerror or exc})")
     if not quiet:

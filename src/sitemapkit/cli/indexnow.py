@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, json_failure, plural, progress
-from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.core.errors import InputError, PublishError, Terminated, UsageError
 from sitemapkit.generator.state import DEFAULT_STATE_PATH
 from sitemapkit.publisher.indexnow import (
     DEFAULT_ENDPOINT,
@@ -229,12 +229,12 @@ def indexnow(
             json_failure(None, str(exc))
         _error(str(exc))
         sys.exit(1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
         _error(
-            "interrupted"
+            ("stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted")
             + ("; the requests accepted so far are recorded: run it again to resume" if since_last else "")
         )
-        sys.exit(130)
+        sys.exit(143 if isinstance(exc, Terminated) else 130)
 
 
 def _need_key(key: str | None) -> str:

@@ -16,7 +16,7 @@ import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, plural
 from sitemapkit.core.dates import format_w3c
-from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export_child import ChildWriterError, write_entries
 from sitemapkit.reader.parquet import require_pyarrow
@@ -219,8 +219,10 @@ def parse(
         _fail(f"{output}: cannot write ({exc})")
     except _NothingRead:
         pass  # said below, after the diagnostics; the output file, if any, is left as it was
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
         reader.close()
+        if isinstance(exc, Terminated):
+            _fail("stopped by SIGTERM", status=143)
         _fail("interrupted", status=130)
     except BrokenPipeError:
         # The consumer (`| head`) has what it wanted; stop quietly.

@@ -40,3 +40,9 @@ class StrictModeError(PublishError):
 class InterruptedAfterPublish(KeyboardInterrupt):
     """Ctrl-C came while a finished set was being renamed into place: the renames were completed first
     (a half-published set would be worse), so the new set is published; the interrupt is raised after."""
+
+
+class Terminated(SystemExit):
+    """SIGTERM (a CI timeout, `kill`, a container stop), raised where Ctrl-C raises `KeyboardInterrupt`:
+    the run unwinds the same way (temporary files removed, nothing half-written published); the exit status
+    is 143 (128 + SIGTERM)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from sitemapkit.core.errors import UsageError
+from sitemapkit.core.errors import Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.rows import pyarrow
 from sitemapkit.harvest.sites import normalize_sites, read_sites
@@ -129,7 +129,7 @@ async def _local(
     if signal.SIGINT in received:
         raise KeyboardInterrupt
     if received:
-        raise SystemExit(128 + received[0])
+        raise Terminated(128 + received[0])
     return counters
 
 
