@@ -874,3 +874,19 @@ def test_property_adding_then_removing_the_block_gives_the_bytes_back(
     assert update_robots_text(added, []) == data  # nothing left to list
     more = update_robots_text(added, [ADDED, S, S2])  # a rerun with more sitemaps changes only the block
     assert update_robots_text(more, []) == data
+
+
+def test_ctrl_c_while_robots_txt_is_written_leaves_it_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "robots.txt"
+    target.write_bytes(b"User-agent: *\n")
+
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _write_atomically(target, b"Sitemap: " + S.encode() + b"\n", target)
+    assert [p.name for p in tmp_path.iterdir()] == ["robots.txt"]  # no temporary file left behind
+    assert target.read_bytes() == b"User-agent: *\n"

@@ -605,6 +605,10 @@ def _write_atomically(target: Path, data: bytes, shown: Path) -> None:
         raise PublishError(
             f"{shown}: cannot be written ({exc.strerror or exc}); it was left as it was"
         ) from None
+    except BaseException:  # Ctrl-C, SIGTERM: the file as it was, and no temporary file left
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
     with contextlib.suppress(OSError):
         dir_fd = os.open(target.parent, os.O_RDONLY)
         try:
