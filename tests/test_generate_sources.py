@@ -177,3 +177,35 @@ def test_cli_dir_state_explain_and_json(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("where", ["finalize", "commit"])
+def test_ctrl_c_while_the_state_finishes_leaves_the_folder_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # `--state` finalises its run before the writer's close, and commits after it: an interrupt in
+    # either left the writer's temporary files and lock behind (hostile review)
+    from sitemapkit.generator.state import StateRun
+
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"{BASE}p/{i}\n" for i in range(100)))
+    out = tmp_path / "out"
+    state = tmp_path / "state.db"
+    first = generate([str(urls)], out, BASE, state=state)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = getattr(StateRun, where)
+
+    def interrupted(self: StateRun, *args: object) -> object:
+        real(self, *args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(StateRun, where, interrupted)
+    urls.write_text("".join(f"{BASE}q/{i}\n" for i in range(100)))
+    with pytest.raises(KeyboardInterrupt):
+        generate([str(urls)], out, BASE, state=state)
+    left = {p.name: p.read_bytes() for p in out.iterdir()}
+    if where == "finalize":
+        assert left == before  # nothing published, nothing left behind
+    else:  # the commit comes after the publish: the new set, and nothing else
+        assert set(left) == set(before) and left != before
+    assert first.files

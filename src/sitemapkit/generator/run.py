@@ -289,10 +289,12 @@ def generate(
         except BaseException:
             writer.abort()
             raise
-        if run is None:
-            result = writer.close()
-        else:
-            result = run.commit_after(writer.close)
+        try:  # the state's finalising comes before the writer's close: an interrupt there must clean up too
+            result = writer.close() if run is None else run.commit_after(writer.close)
+        except BaseException:
+            writer.abort()  # after a close, only what is left to remove (a published set stays published)
+            raise
+        if run is not None:
             info = run.summary()
             stats.state = {
                 k: getattr(info, k) for k in ("added", "revived", "changed", "unchanged", "removed")
