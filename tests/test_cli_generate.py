@@ -200,3 +200,58 @@ def test_a_bad_volatile_selector_is_a_usage_error(
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_an_interrupt_after_the_set_is_published_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while robots.txt is updated, after the sitemaps went into place: it said "nothing was
+    # published" over a published set (hostile review)
+    import sitemapkit.generator.robots as robots_module
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    real = robots_module.update_robots
+
+    def interrupted_once_published(*args: object, **kwargs: object) -> object:
+        if kwargs.get("dry_run"):  # the check before the run
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(robots_module, "update_robots", interrupted_once_published)
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.com/a\n")
+    out = tmp_path / "out"
+    args = ["generate", str(urls), "--base-url", "https://example.com/", "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "--robots", str(tmp_path / "robots.txt")])
+    assert result.exit_code == 130
+    assert "interrupted; it came after the new files were published, which stand" in result.output
+    assert (out / "sitemap.xml").is_file()
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".sitemapkit-sitemap.json"]
+    # and a run interrupted before it publishes still says nothing was
+    import sitemapkit.generator.writer as writer_module
+
+    monkeypatch.setattr(writer_module.SitemapWriter, "_publish", interrupted)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 130
+    assert "interrupted; nothing was published" in result.output
+
+
+def test_sigterm_during_the_renames_is_held_like_ctrl_c() -> None:
+    import os
+    import signal
+
+    from sitemapkit.generator.writer import _interrupts_held
+
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        with _interrupts_held() as came:
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGINT)
+        assert came == [signal.SIGTERM, signal.SIGINT] and seen == []  # held, not handled
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert seen == [signal.SIGTERM]  # the handler is back
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sitemapkit.core.errors import InterruptedAfterPublish, Terminated
+from sitemapkit.core.errors import InterruptedAfterPublish, Terminated, published_count
 
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
 COMMANDS: dict[str, str] = {
@@ -42,6 +42,7 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand; Ctrl-C ends every command the same way: one line, exit 130 (128 + SIGINT),
         not click's `Aborted!` and 1, so a script tells an interrupt from a failure."""
+        published = published_count()
         try:
             return super().invoke(ctx)
         except (KeyboardInterrupt, Terminated) as exc:
@@ -49,6 +50,8 @@ class LazyGroup(click.Group):
             done = "; nothing was published" if name in _PUBLISHING else ""
             if isinstance(exc, InterruptedAfterPublish):
                 done = "; it came while the finished sitemaps were being put in place, so they were published"
+            elif published_count() > published:
+                done = "; it came after the new files were published, which stand"
             how = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
             click.echo(f"sitemapkit {name}: {how}{done}", err=True)
             raise click.exceptions.Exit(143 if isinstance(exc, Terminated) else 130) from None

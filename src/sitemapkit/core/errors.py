@@ -46,3 +46,17 @@ class Terminated(SystemExit):
     """SIGTERM (a CI timeout, `kill`, a container stop), raised where Ctrl-C raises `KeyboardInterrupt`:
     the run unwinds the same way (temporary files removed, nothing half-written published); the exit status
     is 143 (128 + SIGTERM)."""
+
+
+_published = [0]
+
+
+def note_published() -> None:
+    """Count a publication in this process (a sitemap set renamed into place, a robots.txt replaced), so
+    that an interrupt coming after it is not reported as "nothing was published"."""
+    _published[0] += 1
+
+
+def published_count() -> int:
+    """How many publications `note_published` has counted in this process."""
+    return _published[0]

@@ -28,7 +28,7 @@ from protego import Protego
 
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
-from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
+from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError, note_published
 from sitemapkit.core.urls import normalize_url
 
 BEGIN_MARKER = "# BEGIN sitemapkit (managed Sitemap lines)"
@@ -599,6 +599,7 @@ def _write_atomically(target: Path, data: bytes, shown: Path) -> None:
         finally:
             os.close(fd)
         os.replace(temp, target)
+        note_published()
     except OSError as exc:
         with contextlib.suppress(OSError):
             temp.unlink()

@@ -31,7 +31,14 @@ from xxhash import xxh3_64_intdigest
 from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URLS
 from sitemapkit.core.dates import CLOCK_SKEW, format_w3c, parse_w3c, sort_key
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
-from sitemapkit.core.errors import InterruptedAfterPublish, PublishError, StrictModeError, UsageError
+from sitemapkit.core.errors import (
+    InterruptedAfterPublish,
+    PublishError,
+    StrictModeError,
+    Terminated,
+    UsageError,
+    note_published,
+)
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.deflate import GzipWorker, GzipWriter, assemble_gzip, compressor
@@ -646,6 +653,10 @@ class SitemapWriter:
             self._wait_for_files()
             with _interrupts_held() as interrupted:
                 self.result = self._publish()
+                note_published()
+                self._cleanup()  # in the held block too: an interrupt now would leave the lock behind
+            if signal.SIGTERM in interrupted:
+                raise Terminated(128 + signal.SIGTERM)  # the CLI's handler would have raised it
             if interrupted:
                 raise InterruptedAfterPublish
             return self.result
@@ -940,15 +951,21 @@ def _is_plain_name(name: str) -> bool:
 
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[list[int]]:
-    """Hold SIGINT back while the block runs (in the main thread, where Python handles signals); yields a
-    list that gets an item if one came, so the caller can raise it once the block is done."""
+    """Hold SIGINT back while the block runs (in the main thread, where Python handles signals), and
+    SIGTERM where a Python handler takes it (the CLI's); yields a list that gets the signal numbers that
+    came, so the caller can raise once the block is done."""
     came: list[int] = []
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or previous is None:
+    if threading.current_thread() is not threading.main_thread():
         yield came
         return
-    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    held: list[tuple[signal.Signals, Any]] = []
+    for number in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(number)
+        if callable(previous):  # not None, SIG_DFL or SIG_IGN: those stay as they are
+            held.append((number, previous))
+            signal.signal(number, lambda signum, frame: came.append(signum))
     try:
         yield came
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, previous in held:
+            signal.signal(number, previous)
