@@ -255,3 +255,18 @@ def test_sigterm_during_the_renames_is_held_like_ctrl_c() -> None:
         assert seen == [signal.SIGTERM]  # the handler is back
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_an_interrupt_while_the_command_is_imported_names_the_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # it said "sitemapkit sitemapkit: interrupted", without "nothing was published" (hostile review)
+    import importlib
+
+    def interrupted(name: str) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    result = CliRunner().invoke(main, ["generate", "urls.txt", "--out", "out"])
+    assert result.exit_code == 130
+    assert result.output == "sitemapkit generate: interrupted; nothing was published\n"

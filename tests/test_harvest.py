@@ -384,8 +384,10 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     assert proc.returncode in (143, 0), err
     assert "Traceback" not in err
     if proc.returncode == 143:  # one line that says what to do (it said nothing at all before)
-        assert err.strip().splitlines()[-1].endswith(
-            f"stopped by SIGTERM; finished sites are kept: run again with --resume to finish {out}"
+        assert (
+            err.strip()
+            .splitlines()[-1]
+            .endswith(f"stopped by SIGTERM; finished sites are kept: run again with --resume to finish {out}")
         ), err
     assert not (out / "summary.json").exists() or proc.returncode == 0
 

@@ -34,6 +34,7 @@ class LazyGroup(click.Group):
         target = COMMANDS.get(cmd_name)
         if target is None:
             return None
+        ctx.meta["sitemapkit.command"] = cmd_name  # for an interrupt that comes while it is imported
         module, attr = target.split(":")
         command: Any = getattr(importlib.import_module(module), attr)
         assert isinstance(command, click.Command)
@@ -46,7 +47,9 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except (KeyboardInterrupt, Terminated) as exc:
-            name = ctx.invoked_subcommand or ctx.info_name or "sitemapkit"
+            name = (
+                ctx.invoked_subcommand or ctx.meta.get("sitemapkit.command") or ctx.info_name or "sitemapkit"
+            )
             done = "; nothing was published" if name in _PUBLISHING else ""
             if isinstance(exc, InterruptedAfterPublish):
                 done = "; it came while the finished sitemaps were being put in place, so they were published"
