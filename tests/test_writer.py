@@ -513,3 +513,29 @@ def test_ctrl_c_while_the_writer_starts_leaves_the_folder_as_it_was(
     with pytest.raises(KeyboardInterrupt):
         SitemapWriter(out, "https://example.com/", hreflang="complete")
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_a_second_ctrl_c_while_the_writer_cleans_up_still_leaves_the_folder_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C twice in a row: the second landed in abort() and the temporary files stayed (hostile review)
+    import os
+    import signal
+
+    import sitemapkit.generator.hreflang as hreflang_module
+
+    real = hreflang_module.HreflangGroups.close
+
+    def close_and_ctrl_c(self: object) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, while the writer cleans up
+        real(self)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hreflang_module.HreflangGroups, "close", close_and_ctrl_c)
+    out = tmp_path / "out"
+    with (
+        pytest.raises(KeyboardInterrupt),
+        SitemapWriter(out, "https://example.com/", hreflang="complete") as w,
+    ):
+        w.add("https://example.com/a")
+        raise KeyboardInterrupt  # the first
+    assert list(out.iterdir()) == []

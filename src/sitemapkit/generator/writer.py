@@ -677,20 +677,22 @@ class SitemapWriter:
         return self._cannot_write(exc)
 
     def abort(self) -> None:
-        """Discard everything written so far; the output folder is left as it was."""
+        """Discard everything written so far; the output folder is left as it was. A second Ctrl-C (or a
+        SIGTERM) while it does so is let go: the run is ending already, and its files must still go."""
         self._closed = True
-        if self._held is not None:
-            self._held.close()
-            self._held = None
-        if self._groups is not None:
-            self._groups.close()
-            self._groups = None
-        if self._part is not None:
-            self._part.handle.close()
-            self._part = None
-        with contextlib.suppress(Exception):
-            self._wait_for_files()
-        self._cleanup()
+        with _interrupts_held():
+            if self._held is not None:
+                self._held.close()
+                self._held = None
+            if self._groups is not None:
+                self._groups.close()
+                self._groups = None
+            if self._part is not None:
+                self._part.handle.close()
+                self._part = None
+            with contextlib.suppress(Exception):
+                self._wait_for_files()
+            self._cleanup()
 
     def _cleanup(self) -> None:
         if self._assembler is not None:
