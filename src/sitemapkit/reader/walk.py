@@ -215,7 +215,11 @@ class _Download:
                     task = asyncio.current_task()
                     async for piece in response.aiter_bytes():
                         if task is not None and task.cancelling():  # a cancellation a library swallowed:
-                            raise asyncio.CancelledError  # the reader may be gone, the queue never emptied
+                            # stop (the reader may be gone, the queue never emptied), telling a reader still
+                            # there, where the queue has room
+                            with contextlib.suppress(asyncio.QueueFull):
+                                self._queue.put_nowait(FetchError(url, "the download was cancelled"))
+                            raise asyncio.CancelledError
                         await self._queue.put(piece)
         except FetchError as exc:
             await self._queue.put(exc)
