@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from sitemapkit.cli._output import interruption
 from sitemapkit.core.errors import InterruptedAfterPublish, Terminated, published_count
 
 # name -> "module:attribute" of a click.Command; imported only when that command runs.
@@ -55,9 +56,9 @@ class LazyGroup(click.Group):
                 done = "; it came while the finished sitemaps were being put in place, so they were published"
             elif published_count() > published:
                 done = "; it came after the new files were published, which stand"
-            how = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+            how, status = interruption(exc)
             click.echo(f"sitemapkit {name}: {how}{done}", err=True)
-            raise click.exceptions.Exit(143 if isinstance(exc, Terminated) else 130) from None
+            raise click.exceptions.Exit(status) from None
 
 
 _PUBLISHING = frozenset({"build", "generate", "robots"})

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
+from sitemapkit.core.errors import Terminated
 
 
 class DiagnosticPrinter:
@@ -96,3 +97,9 @@ max_diagnostics_option = click.option(
     help="Print at most this many diagnostics on stderr (all are counted).",
 )
 """The `--max-diagnostics` option of the commands that print diagnostics."""
+
+
+def interruption(exc: BaseException) -> tuple[str, int]:
+    """How a command says it was stopped, and its exit status: Ctrl-C ("interrupted", 130) or SIGTERM
+    (`Terminated`: "stopped by SIGTERM", 143)."""
+    return ("stopped by SIGTERM", 143) if isinstance(exc, Terminated) else ("interrupted", 130)

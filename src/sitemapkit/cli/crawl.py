@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option
+from sitemapkit.cli._output import DiagnosticPrinter, interruption, max_diagnostics_option
 from sitemapkit.cli.generate import fail, report
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, Terminated, UsageError
@@ -194,7 +194,7 @@ def crawl(
             )
     except (KeyboardInterrupt, Terminated) as exc:
         printer.finish()
-        how, status = ("stopped by SIGTERM", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        how, status = interruption(exc)
         click.echo(f"{how}: nothing published; continue with --resume", err=True)
         sys.exit(status)
     except InvalidUrlError as exc:

@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
-from sitemapkit.cli._output import plural
+from sitemapkit.cli._output import interruption, plural
 from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
@@ -176,7 +176,7 @@ def harvest(
     except InputError as exc:
         _fail(str(exc))
     except (KeyboardInterrupt, Terminated) as exc:
-        how, status = ("stopped by SIGTERM", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        how, status = interruption(exc)
         _fail(f"{how}; finished sites are kept: run again with --resume to finish {out}", status=status)
     except OSError as exc:
         _fail(f"{out}: cannot write ({exc.strerror or exc})")

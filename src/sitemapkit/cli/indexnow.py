@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, json_failure, plural, progress
+from sitemapkit.cli._output import DiagnosticPrinter, interruption, json_failure, plural, progress
 from sitemapkit.core.errors import InputError, PublishError, Terminated, UsageError
 from sitemapkit.generator.state import DEFAULT_STATE_PATH
 from sitemapkit.publisher.indexnow import (
@@ -230,11 +230,10 @@ def indexnow(
         _error(str(exc))
         sys.exit(1)
     except (KeyboardInterrupt, Terminated) as exc:
-        _error(
-            ("stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted")
-            + ("; the requests accepted so far are recorded: run it again to resume" if since_last else "")
-        )
-        sys.exit(143 if isinstance(exc, Terminated) else 130)
+        how, status = interruption(exc)
+        resume = "; the requests accepted so far are recorded: run it again to resume" if since_last else ""
+        _error(how + resume)
+        sys.exit(status)
 
 
 def _need_key(key: str | None) -> str:

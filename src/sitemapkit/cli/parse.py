@@ -14,7 +14,7 @@ from typing import IO, Any, NoReturn, TextIO, cast
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, plural
+from sitemapkit.cli._output import DiagnosticPrinter, interruption, max_diagnostics_option, plural
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.core.model import UrlEntry
@@ -221,9 +221,8 @@ def parse(
         pass  # said below, after the diagnostics; the output file, if any, is left as it was
     except (KeyboardInterrupt, Terminated) as exc:
         reader.close()
-        if isinstance(exc, Terminated):
-            _fail("stopped by SIGTERM", status=143)
-        _fail("interrupted", status=130)
+        how, status = interruption(exc)
+        _fail(how, status=status)
     except BrokenPipeError:
         # The consumer (`| head`) has what it wanted; stop quietly.
         reader.close()

@@ -291,8 +291,8 @@ class SitemapWriter:
         except OSError as exc:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
         _check_writable(self.out_dir)
-        # this run's lock first, then the temporary files that killed runs left (see tempfiles.py)
         self._groups: HreflangGroups | None = None
+        # this run's lock first, then the temporary files that killed runs left (see tempfiles.py)
         self._lock = RunLock(self.out_dir, self._token)
         try:  # a Ctrl-C from here on still removes this run's lock and files (no `with` holds them yet)
             remove_stale(self.out_dir, keep=self._token)
