@@ -12,6 +12,7 @@ import click
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog
 from sitemapkit.core.errors import Terminated
+from sitemapkit.core.escape import for_terminal
 
 
 class DiagnosticPrinter:
@@ -33,14 +34,23 @@ class DiagnosticPrinter:
             return
         self.printed += 1
         colour = "red" if diagnostic.is_error else "yellow"
-        text = str(diagnostic)
-        if diagnostic.url and diagnostic.url not in text:
-            text += f" ({diagnostic.url})"
-        click.secho(text, fg=colour if self.color else None, err=True)
+        click.secho(diagnostic_line(diagnostic), fg=colour if self.color else None, err=True)
 
     def finish(self) -> None:
         if self.hidden and not self.quiet:
             click.echo(f"... and {self.hidden:,} more diagnostics not shown", err=True)
+
+
+def diagnostic_line(diagnostic: Diagnostic) -> str:
+    """`source:line:col: severity [code] message (url)`, safe to print: every text of it through
+    `for_terminal` (a `<loc>` holding ESC, CR, LF or a bidi control shows them as `\\x1b`, `\\r`, `\\n`,
+    `\\u202e`), the URL added unless the message already names it."""
+    text = for_terminal(str(diagnostic))
+    if diagnostic.url:
+        url = for_terminal(diagnostic.url)
+        if url not in text:
+            text += f" ({url})"
+    return text
 
 
 def json_failure(printer: DiagnosticPrinter | None, message: str, **fields: Any) -> None:

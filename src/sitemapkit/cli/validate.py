@@ -11,6 +11,7 @@ import click
 
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.validator.report import FileReport, ValidationReport
 from sitemapkit.validator.run import validate as run_validate
 
@@ -123,7 +124,7 @@ def validate(
             fetch_missing=fetch_missing,
         )
     except (UsageError, InputError) as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
     except KeyboardInterrupt:
         click.echo("sitemapkit validate: interrupted", err=True)
         sys.exit(130)  # not 1: a CI job must tell an interrupt from a failed check
@@ -150,9 +151,9 @@ def _print_text(report: ValidationReport, limit: int, *, color: bool) -> None:
         click.echo(_item(d, style))
         excerpt = report.excerpt(d)
         if excerpt:
-            click.echo(style(f"    | {excerpt}", dim=True))
+            click.echo(style(f"    | {for_terminal(excerpt)}", dim=True))
     for note in report.notes:
-        click.echo(style(f"note: {note}", fg="cyan"))
+        click.echo(style(f"note: {for_terminal(note)}", fg="cyan"))
     hidden = len(report) - len(shown)
     if shown or report.notes:
         click.echo()
@@ -173,22 +174,26 @@ def _heading(source: str | None, files: dict[str, FileReport]) -> str:
         return "(no file)"
     f = files.get(source)
     if f is None:
-        return source
+        return for_terminal(source)
     if f.kind is None:
-        what = f.error or "not read"
+        what = for_terminal(f.error or "not read")
     elif f.kind == "sitemapindex":
         what = f"sitemap index, {_n(f.entries, 'sitemap')}"
     else:
         what = f"{f.kind}, {_n(f.entries, 'URL')}"
-    return f"{source} ({what}): {_n(f.errors, 'error')}, {_n(f.warnings, 'warning')}"
+    return f"{for_terminal(source)} ({what}): {_n(f.errors, 'error')}, {_n(f.warnings, 'warning')}"
 
 
 def _item(d: Diagnostic, style: Callable[..., str]) -> str:
-    """`file:line: severity [code] message (url)`, the form editors and terminals make clickable."""
+    """`file:line: severity [code] message (url)`, the form editors and terminals make clickable; each
+    text through `for_terminal`."""
     severity = style(d.severity.value, fg="red" if d.is_error else "yellow", bold=True)
-    text = f"{d.location()}: {severity} [{d.code}] {d.message}"
-    if d.url and d.url not in d.message:
-        text += f" ({d.url})"
+    message = for_terminal(d.message)
+    text = f"{for_terminal(d.location())}: {severity} [{d.code}] {message}"
+    if d.url:
+        url = for_terminal(d.url)
+        if url not in message:
+            text += f" ({url})"
     return text
 
 

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from sitemapkit.core.escape import for_terminal
+
 
 class Severity(enum.StrEnum):
     ERROR = "error"
@@ -151,21 +153,19 @@ megabytes echoed in a message) keeps its start and end around a note of how much
 
 
 def printable(text: str, limit: int | None = MAX_ECHO) -> str:
-    """`text` safe to print and to store as UTF-8: a file name's undecodable bytes (surrogates, as
-    `os.fsdecode` gives them) written as `\\xe9`, and, with `limit`, a text longer than that shortened in the
-    middle (`... [1,234,567 characters left out] ...`)."""
-    if limit is not None and len(text) > limit:
-        tail = max(limit // 5, 1)
-        head = limit - tail
-        left_out = len(text) - head - tail
-        text = f"{text[:head]} ... [{left_out:,} characters left out] ... {text[-tail:]}"
-    if text.isascii():
-        return text
+    """`text` safe to print and to store as UTF-8: `for_terminal` (control and bidi characters and a file
+    name's undecodable bytes shown as escapes, `\\x1b`, `\\u202e`, `\\xe9`) with, by default, the
+    `MAX_ECHO` cap (a longer text is shortened in the middle: `... [1,234,567 characters left out] ...`)."""
+    return for_terminal(text, limit)
+
+
+def _utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (no lone surrogate)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return text
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,8 +173,11 @@ class Diagnostic:
     """One problem found in a file, URL or input line.
 
     `source` is the file path or URL; `line`/`column` are 1-based when known;
-    `url` names the URL entry at fault, if one is. Each text is kept `printable` (no undecodable bytes of
-    a file name; a message of at most about `MAX_ECHO` characters): a diagnostic never echoes megabytes.
+    `url` names the URL entry at fault, if one is. `message` and `source` are kept `printable` (control and
+    bidi characters and undecodable bytes of a file name shown as escapes, so `str(diagnostic)` can be
+    printed as it is; at most about `MAX_ECHO` characters): a diagnostic never echoes megabytes. `url` is
+    kept as given (it is the entry's identity: the validator matches it with the entry's `<loc>`), unless it
+    is longer than `4 * MAX_ECHO` or cannot be written as UTF-8: print it through `for_terminal`.
     """
 
     code: str
@@ -186,12 +189,12 @@ class Diagnostic:
     url: str | None = None
 
     def __post_init__(self) -> None:
-        message, source, url = self.message, self.source, self.url  # the common case: short ASCII texts
-        if len(message) > MAX_ECHO or not message.isascii():
+        message, source, url = self.message, self.source, self.url  # the common case: short printable ASCII
+        if len(message) > MAX_ECHO or not (message.isascii() and message.isprintable()):
             object.__setattr__(self, "message", printable(message))
-        if source is not None and (len(source) > MAX_ECHO or not source.isascii()):
+        if source is not None and (len(source) > MAX_ECHO or not (source.isascii() and source.isprintable())):
             object.__setattr__(self, "source", printable(source))
-        if url is not None and (len(url) > 4 * MAX_ECHO or not url.isascii()):
+        if url is not None and (len(url) > 4 * MAX_ECHO or not (url.isascii() or _utf8(url))):
             object.__setattr__(self, "url", printable(url, 4 * MAX_ECHO))
 
     @classmethod
