@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
-import secrets
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -17,6 +16,8 @@ import click
 from sitemapkit.cli._output import DiagnosticPrinter, interruption, max_diagnostics_option, plural
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, Terminated, UsageError
+from sitemapkit.core.escape import csv_cell, for_terminal
+from sitemapkit.core.files import atomic_write, sweep_stale_temps
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export_child import ChildWriterError, write_entries
 from sitemapkit.reader.parquet import require_pyarrow
@@ -206,7 +207,7 @@ def parse(
             on_diagnostic=printer,
         )
     except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
     except InputError as exc:
         _fail(str(exc))
     try:
@@ -258,7 +259,8 @@ def _write(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> Non
 
 
 def _fail(message: str, status: int = 1) -> NoReturn:
-    click.secho(f"sitemapkit parse: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
+    text = f"sitemapkit parse: {for_terminal(message)}"
+    click.secho(text, fg="red" if sys.stderr.isatty() else None, err=True)
     sys.exit(status)
 
 
@@ -300,29 +302,27 @@ def _open_output(path: str) -> Iterator[IO[str]]:
 
 @contextmanager
 def _complete_file(path: str, binary: bool) -> Iterator[Any]:
-    """`path` written under a temporary name beside it and renamed into place once complete, so an
-    interrupted or failed run leaves no partial file. A path that exists and is not a regular file (a
-    device such as /dev/null, a FIFO) is written directly."""
-    if os.path.exists(path) and not os.path.isfile(path):
-        with _open(path, "w", binary) as f:
-            yield f
+    """`path` written by `atomic_write` (a temporary name beside it, renamed into place once complete), so
+    an interrupted or failed run leaves no partial file; the temporary files a killed earlier run left
+    (`kill -9`) are swept first. A symbolic link at `path` is replaced, never written through. A path that
+    is a character device or a FIFO (/dev/null, a named pipe; or a link to one, as /dev/stdout is) is
+    written directly."""
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        if binary:
+            with open(path, "wb") as f:
+                yield f
+        else:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                yield f
         return
     folder, name = os.path.split(os.path.abspath(path))
-    temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with _open(temp, "x", binary) as f:
-            yield f
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
-def _open(path: str, mode: str, binary: bool) -> IO[Any]:
-    if binary:
-        return open(path, mode + "b")
-    return open(path, mode, encoding="utf-8", newline="")
+    sweep_stale_temps(folder, name)
+    with atomic_write(path, "wb" if binary else "w", newline="") as f:
+        yield f
 
 
 def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterable[UrlEntry | UrlRun]:
@@ -355,7 +355,7 @@ def _progress(reader: Reader) -> Iterator[Callable[[], None] | None]:
         SpinnerColumn(),
         TextColumn("{task.completed:,} URLs"),
         TimeElapsedColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         console=Console(stderr=True),
         transient=True,
     ) as bar:
@@ -363,7 +363,8 @@ def _progress(reader: Reader) -> Iterator[Callable[[], None] | None]:
 
         def tick() -> None:
             current = reader.current
-            bar.update(task, completed=reader.count, description=current.url if current else "")
+            description = for_terminal(current.url, 200) if current else ""
+            bar.update(task, completed=reader.count, description=description)
 
         yield tick
 
@@ -387,16 +388,24 @@ def _write_tree(root: SitemapNode | None, fmt: str | None, out: IO[str]) -> None
         writer.writerow(TREE_COLUMNS)
         for node in nodes:
             d = node.to_dict()
-            writer.writerow(["" if d[c] is None else d[c] for c in TREE_COLUMNS])
+            writer.writerow([_tree_cell(d[c]) for c in TREE_COLUMNS])
     else:
         for level, node in levels:
             out.write("  " * level + _tree_line(node) + "\n")
 
 
+def _tree_cell(value: object) -> object:
+    """A cell of the tree's CSV: text through `csv_cell` (a URL or error a spreadsheet would take for a
+    formula), numbers and flags as they are."""
+    if value is None:
+        return ""
+    return csv_cell(value) if isinstance(value, str) else value
+
+
 def _tree_line(node: SitemapNode) -> str:
-    """`url  kind  status  N URLs  B bytes  lastmod ...`"""
+    """`url  kind  status  N URLs  B bytes  lastmod ...`, each text of it through `for_terminal`."""
     parts = [
-        node.url,
+        for_terminal(node.url),
         node.kind or "-",
         str(node.status) if node.status is not None else "-",
         plural(node.url_count, "URL"),
@@ -407,9 +416,9 @@ def _tree_line(node: SitemapNode) -> str:
     if node.lastmod is not None:
         parts.append(f"lastmod {format_w3c(node.lastmod)}")
     if node.final_url:
-        parts.append(f"-> {node.final_url}")
+        parts.append(f"-> {for_terminal(node.final_url)}")
     if node.truncated:
         parts.append("truncated")
     if node.error:
-        parts.append(f"error: {node.error}")
+        parts.append(f"error: {for_terminal(node.error)}")
     return "  ".join(parts)

@@ -12,7 +12,9 @@ strings (`dates.format_w3c`); video `tags` is a list.
 
 CSV is flat: `loc, lastmod, changefreq, priority, images, videos, alternates, news, sitemap`, where
 `images`, `videos` and `alternates` are counts and `news` is 1 when the URL has a news block, else 0.
-Use JSONL for the extension data itself.
+Use JSONL for the extension data itself. Its text cells (`loc`, `changefreq`, `sitemap`) go through
+`csv_cell`: one a spreadsheet would take as a formula (`=HYPERLINK(...`, a `<loc>` as a site wrote it) is
+written with a leading `'`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import IO, Any, Final
 
 from sitemapkit.core.dates import format_w3c, parse_w3c
 from sitemapkit.core.errors import InputError, InvalidDateError
+from sitemapkit.core.escape import csv_cell
 from sitemapkit.core.model import Alternate, Image, Lastmod, News, UrlEntry, Video
 from sitemapkit.reader.runs import UrlRun
 
@@ -225,17 +228,17 @@ def entry_from_dict(d: Mapping[str, Any]) -> UrlEntry:
 
 
 def entry_to_row(entry: UrlEntry) -> list[str]:
-    """The CSV row of `entry`, in `CSV_COLUMNS` order."""
+    """The CSV row of `entry`, in `CSV_COLUMNS` order; the text cells through `csv_cell`."""
     return [
-        entry.loc,
+        csv_cell(entry.loc),
         format_w3c(entry.lastmod) if entry.lastmod is not None else "",
-        entry.changefreq or "",
+        csv_cell(entry.changefreq or ""),
         "" if entry.priority is None else format(entry.priority, "g"),
         str(len(entry.images)),
         str(len(entry.videos)),
         str(len(entry.alternates)),
         "1" if entry.news is not None else "0",
-        entry.sitemap or "",
+        csv_cell(entry.sitemap or ""),
     ]
 
 
@@ -320,7 +323,7 @@ class _Texts:
     def string(self, value: str | None) -> str:
         if value is None:
             return self.null
-        text = str(_quote(value)) if self.quoted else _csv_field(value)
+        text = str(_quote(value)) if self.quoted else _csv_field(csv_cell(value))
         self.strings[value] = text
         return text
 
@@ -400,6 +403,18 @@ def _csv_field(value: str) -> str:
     return '"' + value.replace('"', '""') + '"' if _CSV_QUOTED.search(value) else value
 
 
+_FORMULA_AFTER_LF: Final = re.compile("\n[=+@\t\r-]")
+"""In the locs of a batch joined by LF (and one before): a loc that begins as a formula (see `csv_cell`)."""
+
+
+def _csv_locs(locs: list[str]) -> list[str]:
+    """A batch's locs as CSV fields: as they are (the common case, checked by two searches over the batch),
+    else each through `csv_cell` and quoted as `csv.writer` would."""
+    if _CSV_QUOTED.search(" ".join(locs)) or _FORMULA_AFTER_LF.search("\n" + "\n".join(locs)):
+        return [_csv_field(csv_cell(loc)) for loc in locs]
+    return locs
+
+
 def write_csv(entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, header: bool = True) -> int:
     """Write CSV (`CSV_COLUMNS`, counts for the extensions); returns how many rows, header excluded.
 
@@ -410,13 +425,11 @@ def write_csv(entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, header: boo
     texts = _Texts(quoted=False)
     dates, strings, nums = texts.dates, texts.strings, texts.numbers
     date, string, num = texts.date, texts.string, texts.number
-    special, field, F = _CSV_QUOTED.search, _csv_field, float
+    field, F = _csv_field, float
     n = 0
     for batch in chunks(entries):
         if isinstance(batch, UrlRun):
-            locs = batch.locs
-            if special(" ".join(locs)):
-                locs = [field(loc) for loc in locs]
+            locs = _csv_locs(batch.locs)
             rest = f",0,0,0,0,{strings.get(batch.sitemap) or string(batch.sitemap)}\n"
             lines = [
                 f"{loc},{dates.get(lastmod) or date(lastmod)},"
@@ -429,9 +442,7 @@ def write_csv(entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, header: boo
             n += len(lines)
             texts.trim()
             continue
-        locs = [e.loc for e in batch]
-        if special(" ".join(locs)):
-            locs = [field(loc) for loc in locs]
+        locs = _csv_locs([e.loc for e in batch])
         lines = [
             f"{loc},{dates.get(e.lastmod) or date(e.lastmod)},"
             f"{strings.get(e.changefreq) or string(e.changefreq)},"
