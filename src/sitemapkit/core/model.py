@@ -93,6 +93,10 @@ class UrlEntry:
     alternates: tuple[Alternate, ...] = ()
     sitemap: str | None = field(default=None, compare=False)
     line: int | None = field(default=None, compare=False)
+    lastmod_text: str | None = field(default=None, compare=False, repr=False)
+    """The `<lastmod>` text as the document wrote it (XML-unescaped, whitespace stripped), even when it is
+    not a valid date (`lastmod` is then None); None when there was none, or the entry was not read from a
+    document. Like `sitemap` and `line`, no part of equality."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,8 @@ class IndexEntry:
     lastmod: Lastmod | None = None
     sitemap: str | None = field(default=None, compare=False)
     line: int | None = field(default=None, compare=False)
+    lastmod_text: str | None = field(default=None, compare=False, repr=False)
+    """As `UrlEntry.lastmod_text`."""
 
 
 def _reduce(self: Any) -> tuple[type, tuple[Any, ...]]:

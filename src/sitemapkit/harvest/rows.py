@@ -137,6 +137,7 @@ SITE_COLUMNS: Final = (
     ("via", "string"),
     ("sitemaps_found", "int32"),
     ("sitemaps_read", "int32"),
+    ("sitemaps_cut_short", "int32"),
     ("urls", "int64"),
     ("errors", "int64"),
     ("truncated", "bool"),
@@ -164,6 +165,12 @@ def _w3c(value: Lastmod | None) -> str | None:
     return format_w3c(value) if value is not None else None
 
 
+def _texts(values: list[Lastmod | None], written: list[str | None]) -> list[str | None]:
+    """The `lastmod` column of some rows: each text as written, or for a date given without its text
+    (an entry not read from a document), the date in W3C form."""
+    return [w if w is not None or v is None else format_w3c(v) for v, w in zip(values, written, strict=True)]
+
+
 COUNTED: Final = ("lastmod", "changefreq", "priority", "images", "videos", "news", "alternates")
 """What `UrlBuffer.add` counts, in the order of the counts it returns."""
 
@@ -182,6 +189,7 @@ class UrlBuffer:
         "changefreq",
         "images",
         "lastmod",
+        "lastmod_text",
         "loc",
         "news",
         "priority",
@@ -198,6 +206,7 @@ class UrlBuffer:
         self.sitemap: list[str | None] = []
         self.loc: list[str] = []
         self.lastmod: list[Lastmod | None] = []
+        self.lastmod_text: list[str | None] = []  # as written: the `lastmod` column
         self.changefreq: list[str | None] = []
         self.priority: list[float | None] = []
         self.images: list[tuple[int, tuple[Any, ...]]] = []
@@ -220,6 +229,7 @@ class UrlBuffer:
             self.sitemap += [entries.sitemap] * n
             self.loc += entries.locs
             self.lastmod += entries.lastmods
+            self.lastmod_text += entries.lastmod_texts or _texts(entries.lastmods, [None] * n)
             self.changefreq += entries.changefreqs
             self.priority += entries.priorities
             self.rows = rows + n
@@ -235,6 +245,7 @@ class UrlBuffer:
         changefreq = [e.changefreq for e in entries]
         priority = [e.priority for e in entries]
         self.lastmod += lastmod
+        self.lastmod_text += _texts(lastmod, [e.lastmod_text for e in entries])
         self.changefreq += changefreq
         self.priority += priority
         counts = [n - lastmod.count(None), n - changefreq.count(None), n - priority.count(None)]
@@ -257,15 +268,16 @@ class UrlBuffer:
     def table(self, schema: pa.Schema) -> pa.Table:
         pa = pyarrow()
         n = self.rows
-        # Dates repeat, and the parser gives equal texts one object: each distinct object is formatted
-        # and converted once, then laid out with `take` (told apart by identity, not equality, which
-        # would merge one instant written with two offsets; hashing them is slow too).
+        # `lastmod` is the text as written; `lastmod_utc` the instant it means. Dates repeat, and the
+        # parser gives equal texts one object: each distinct object is converted once, then laid out with
+        # `take` (told apart by identity, not equality, which would merge one instant written with two
+        # offsets; hashing them is slow too).
         ids = pa.array(list(map(id, self.lastmod)), type=pa.uint64())
         encoded = ids.dictionary_encode()
         where = encoded.indices
         firsts = pa.compute.index_in(encoded.dictionary, value_set=ids)  # the first row of each
         distinct = [self.lastmod[i] for i in firsts.to_pylist()]
-        lastmod = pa.array([_w3c(v) for v in distinct], type=pa.string()).take(where)
+        lastmod = pa.array(self.lastmod_text, type=pa.string())
         utc = pa.array(
             [_utc(v) if v is not None else None for v in distinct], type=schema.field("lastmod_utc").type
         ).take(where)

@@ -103,7 +103,9 @@ def _spacer(delay: float) -> Callable[[str], Awaitable[None]]:
 
 def _error_code(node: SitemapNode, reported: str | None) -> str | None:
     """The class of what went wrong with `node`, if anything: the code the reader reported for it, or
-    for a child it did not follow, why."""
+    for a child it did not follow, why. A node the reader could not read whole (`truncated`) has the code
+    of an error reported for it (a body cut off or damaged: `parse-error`, `compression-error`, ...);
+    one the harvest itself stopped reading (a cap, the site's timeout) has none."""
     if node.error is None:
         return reported if node.truncated else None
     if node.error.startswith("not followed"):
@@ -354,10 +356,28 @@ class SiteJob:
     # -- the sitemaps table -------------------------------------------------------------------------
 
     def _collect(self) -> None:
-        """The sitemap rows of the tree just read (or cut short)."""
+        """The sitemap rows of the tree just read (or cut short).
+
+        A sitemap the reader could not read whole because its body was cut off or damaged (it is
+        `truncated` and an error was reported for it: a cut mid-tag, a corrupt or cut gzip stream, a parse
+        error that stopped the reading, a broken connection, the download cap) gets that error's code and
+        message, and counts in `sitemaps_cut_short`, not in `sitemaps_read`: the URLs before the damage
+        are kept, but it was not read fine.
+        """
         reader, self._reader = self._reader, None
         if reader is None or reader.tree is None:
             return
+        # why each cut-short sitemap stopped: a transport failure said first, else the last parse error
+        # (the reader keeps its first 10,000 diagnostics; past them, the code alone is known)
+        causes: dict[str, tuple[int, str, str]] = {}  # source -> (rank, code, message)
+        if any(node.truncated and node.error is None for node in reader.tree.walk()):
+            rank = {"http-error": 0, "read-error": 0, "download-too-large": 1, "compression-error": 2}
+            for d in reader.diagnostics:
+                if d.is_error and d.source and (d.code in rank or d.code == "parse-error"):
+                    cause = (rank.get(d.code, 3), d.code, d.message)
+                    known = causes.get(d.source)
+                    if known is None or cause[0] < known[0] or (cause[0] == 3 == known[0]):
+                        causes[d.source] = cause
         stack: list[tuple[SitemapNode, str | None]] = [(reader.tree, self._parent)]
         while stack:
             node, parent = stack.pop()
@@ -365,9 +385,23 @@ class SiteJob:
                 if key:
                     self._seen.add(key)
             code = _error_code(node, self._code_of.get(node.url))
-            self.sitemaps.append(self._sitemap_row(node, parent, code, node.error))
+            error = node.error
+            if node.truncated and error is None:
+                cause = causes.get(node.url) or (causes.get(node.final_url) if node.final_url else None)
+                if cause is not None:  # read in part: say why it stopped
+                    code, error = cause[1], f"[{cause[1]}] {cause[2]}"
+                elif code is not None and id(node) not in self._taken and not self._truncated:
+                    error = (
+                        f"[{code}] reading stopped before the end; the complete entries before it were kept"
+                    )
+                elif id(node) in self._taken or self._truncated:
+                    code = None  # the harvest's own cap or timeout stopped it: the site row says which
+            self.sitemaps.append(self._sitemap_row(node, parent, code, error))
             if node.read_ok:
-                self.row["sitemaps_read"] += 1
+                if error is None:
+                    self.row["sitemaps_read"] += 1
+                else:
+                    self.row["sitemaps_cut_short"] = self.row.get("sitemaps_cut_short", 0) + 1
                 self.kinds[node.kind or "?"] += 1
                 if node.compressed:
                     self.kinds["gzip"] += 1
@@ -388,7 +422,9 @@ class SiteJob:
             "uncompressed_bytes": node.uncompressed_bytes,
             "compressed": node.compressed,
             "urls": self._taken.get(id(node), node.url_count),
-            "lastmod": format_w3c(node.lastmod) if node.lastmod is not None else None,
+            "lastmod": node.lastmod_text
+            if node.lastmod_text is not None or node.lastmod is None
+            else format_w3c(node.lastmod),  # as the index wrote it
             "final_url": node.final_url,
             "truncated": node.truncated,
             "read_seconds": round(seconds, 4) if seconds is not None else None,

@@ -59,6 +59,7 @@ def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
     try:
         for record in records(path):
             row = record["row"]
+            row.setdefault("sitemaps_cut_short", 0)  # (not in the rows of a version before it)
             sites.add(row)
             for sitemap in record.get("sitemaps", []):
                 sitemaps.add(sitemap)
@@ -69,6 +70,7 @@ def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
             warnings.update(stats.get("warnings", {}))
             count["sites"] += 1
             count["sitemaps_read"] += int(row.get("sitemaps_read") or 0)
+            count["sitemaps_cut_short"] += int(row.get("sitemaps_cut_short") or 0)
             if row.get("sitemaps_read"):
                 count["sites_with_sitemaps"] += 1
             if row.get("via"):
@@ -96,6 +98,7 @@ def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
         "sites_with_errors": count["sites_with_errors"],
         "sites_truncated": count["sites_truncated"],
         "sitemaps_read": count["sitemaps_read"],
+        "sitemaps_cut_short": count["sitemaps_cut_short"],
         "urls": urls,
         "share_of_urls": {k: round(totals[k] / urls, 4) if urls else 0.0 for k in STAT_KEYS if k != "urls"},
         "formats": dict(formats.most_common()),

@@ -352,7 +352,8 @@ class EntryReader:
                             return self._read_url_checked(el, line)
                         i += 1
                 if i == n:
-                    return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line)
+                    written = children[1].text if lastmod is not None else None  # schema form: no spaces
+                    return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, (), written)
         return self._read_url_checked(el, line)
 
     def _read_url_checked(self, el: etree._Element, line: int | None) -> UrlEntry | None:
@@ -413,10 +414,12 @@ class EntryReader:
                 url=loc,
             )
         lastmod: Lastmod | None = None
+        written: str | None = None
         changefreq: str | None = None
         priority: float | None = None
         if lastmod_el is not None:
             text = lastmod_el.text
+            written = (text.strip() or None) if text is not None else None
             lastmod = self._date_cache.get(text) if text is not None else None
             if lastmod is None:
                 lastmod = self._date(text, "lastmod", lastmod_el, loc)
@@ -431,14 +434,14 @@ class EntryReader:
         if extensions is None:
             if loc is None:
                 return None
-            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line)
+            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, (), written)
         images, videos, news, alternates = self._extensions(extensions, loc, line)
         if loc is None:
             return None
         if not videos and news is None and not alternates:
-            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, images)
+            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, images, written)
         return UrlEntry(
-            loc, lastmod, changefreq, priority, images, videos, news, alternates, self.source, line
+            loc, lastmod, changefreq, priority, images, videos, news, alternates, self.source, line, written
         )
 
     def _changefreq(self, el: etree._Element, loc: str | None) -> str | None:
@@ -507,9 +510,11 @@ class EntryReader:
         if loc is None:
             return None
         lastmod = None
+        written = None
         if lastmod_el is not None:
             lastmod = self._date(lastmod_el.text, "lastmod", lastmod_el, loc)
-        return IndexEntry(loc, lastmod, self.source, line)
+            written = (lastmod_el.text or "").strip() or None
+        return IndexEntry(loc, lastmod, self.source, line, written)
 
     def _read_feed_item(self, el: etree._Element) -> UrlEntry | None:
         line = self._line(el)
@@ -537,4 +542,5 @@ class EntryReader:
                     )
             else:
                 lastmod = self._date(item.date, item.date_tag, line, loc)
-        return UrlEntry(loc, lastmod, sitemap=self.source, line=line)
+        written = (item.date.strip() or None) if item.date is not None else None
+        return UrlEntry(loc, lastmod, sitemap=self.source, line=line, lastmod_text=written)

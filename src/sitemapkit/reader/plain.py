@@ -117,6 +117,7 @@ class PlainRuns:
     _root: etree._Element | None
     _history: list[tuple[bytes, int, int, int, int]]
     _history_bytes: int
+    _history_prev: tuple[bytes, int, int, int, int] | None
     _tail_entry: bool
     _synced: bool
     _end_carry: str
@@ -230,10 +231,12 @@ class PlainRuns:
                             columns = UrlRun(source, text, pos, line)
                             append(columns)
                             add_loc, add_lastmod = columns.locs.append, columns.lastmods.append
+                            add_lastmod_text = columns.lastmod_texts.append
                             add_changefreq = columns.changefreqs.append
                             add_priority, add_start = columns.priorities.append, columns.starts.append
                         add_loc(loc)
                         add_lastmod(lastmod)
+                        add_lastmod_text(lastmod_text)
                         add_changefreq(changefreq)  # type: ignore[arg-type]  # checked above
                         add_priority(priority)  # type: ignore[arg-type]  # checked above
                         add_start(pos)
@@ -253,6 +256,7 @@ class PlainRuns:
                         entry.alternates = ()
                         entry.sitemap = source
                         entry.line = line
+                        entry.lastmod_text = lastmod_text
                         entry.__class__ = url_entry
                         append(entry)
                     elided += 1
@@ -358,6 +362,7 @@ class PlainRuns:
         self._misses = min(misses, _PEEK_MAX - 1)
         history = self._history
         if synced and len(history) > 1:  # lxml has read all but trailing whitespace: no error lies before
+            self._history_prev = history[-2]
             del history[:-1]
             self._history_bytes = len(history[0][0])
         return None

@@ -35,9 +35,9 @@ def _draft_class(cls: type[Any]) -> type[Any] | None:
 
 
 def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
-    """`new(loc, lastmod, changefreq, priority, sitemap, line, images=())`: a `UrlEntry` (without videos,
-    news or alternates) made through `_draft_class`, or by its constructor if that is not possible; and
-    the draft class (None if not possible)."""
+    """`new(loc, lastmod, changefreq, priority, sitemap, line, images=(), lastmod_text=None)`: a `UrlEntry`
+    (without videos, news or alternates) made through `_draft_class`, or by its constructor if that is not
+    possible; and the draft class (None if not possible)."""
 
     def plain(
         loc: str,
@@ -47,8 +47,9 @@ def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
         sitemap: str,
         line: int | None,
         images: tuple[Image, ...] = (),
+        lastmod_text: str | None = None,
     ) -> UrlEntry:
-        return UrlEntry(loc, lastmod, changefreq, priority, images, (), None, (), sitemap, line)
+        return UrlEntry(loc, lastmod, changefreq, priority, images, (), None, (), sitemap, line, lastmod_text)
 
     draft = _draft_class(UrlEntry)
     if draft is None:  # pragma: no cover - the model changed: stay correct
@@ -62,6 +63,7 @@ def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
         sitemap: str,
         line: int | None,
         images: tuple[Image, ...] = (),
+        lastmod_text: str | None = None,
     ) -> UrlEntry:
         entry = draft()
         entry.loc = loc
@@ -74,12 +76,23 @@ def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
         entry.alternates = ()
         entry.sitemap = sitemap
         entry.line = line
+        entry.lastmod_text = lastmod_text
         entry.__class__ = UrlEntry
         return cast(UrlEntry, entry)
 
-    sample = ("https://example.com/", dt.date(2024, 5, 1), "daily", 0.5, "s", 7, (Image("https://e.com/i"),))
+    sample = (
+        "https://example.com/",
+        dt.date(2024, 5, 1),
+        "daily",
+        0.5,
+        "s",
+        7,
+        (Image("https://e.com/i"),),
+        "2024-05-01",
+    )
     made = fast(*sample)
-    if made != plain(*sample) or (made.sitemap, made.line) != sample[4:6]:  # pragma: no cover
+    if made != plain(*sample) or (made.sitemap, made.line, made.lastmod_text) != (*sample[4:6], sample[7]):
+        return plain, None  # pragma: no cover
         return plain, None
     return fast, draft
 
@@ -122,6 +135,7 @@ class UrlRun:
         "_start",
         "_text",
         "changefreqs",
+        "lastmod_texts",
         "lastmods",
         "locs",
         "priorities",
@@ -133,6 +147,9 @@ class UrlRun:
         self.sitemap = sitemap
         self.locs: list[str] = []
         self.lastmods: list[Lastmod | None] = []
+        self.lastmod_texts: list[str | None] = []
+        """The `<lastmod>` texts as written (see `UrlEntry.lastmod_text`); empty in a run made without them
+        (such as the one `sitemapkit parse` rebuilds in its writer process)."""
         self.changefreqs: list[str | None] = []
         self.priorities: list[float | None] = []
         self.starts: list[int] = []
@@ -153,6 +170,7 @@ class UrlRun:
         part = UrlRun(self.sitemap, self._text, self._start, self._line)
         part.locs = self.locs[index]
         part.lastmods = self.lastmods[index]
+        part.lastmod_texts = self.lastmod_texts[index]
         part.changefreqs = self.changefreqs[index]
         part.priorities = self.priorities[index]
         part.starts = self.starts[index]
@@ -174,9 +192,10 @@ class UrlRun:
     def entries(self) -> list[UrlEntry]:
         """The entries, as `UrlEntry` objects."""
         new, source = _new_url_entry, self.sitemap
+        texts = self.lastmod_texts or [None] * len(self.locs)
         return [
-            new(loc, lastmod, changefreq, priority, source, line)
-            for loc, lastmod, changefreq, priority, line in zip(
-                self.locs, self.lastmods, self.changefreqs, self.priorities, self.lines(), strict=True
+            new(loc, lastmod, changefreq, priority, source, line, (), text)
+            for loc, lastmod, changefreq, priority, line, text in zip(
+                self.locs, self.lastmods, self.changefreqs, self.priorities, self.lines(), texts, strict=True
             )
         ]

@@ -93,6 +93,7 @@ class SitemapNode:
     uncompressed_bytes: int = 0
     truncated: bool = False
     """Reading stopped early (a cap, a broken connection, a cut-off file); complete entries were kept."""
+    lastmod_text: str | None = None  # `lastmod` as the parent index wrote it (`IndexEntry.lastmod_text`)
 
     @property
     def read_ok(self) -> bool:
@@ -576,7 +577,7 @@ class _Walk:
         node = item.node
         depth = node.depth + 1
         url = entry.loc
-        child = SitemapNode(url, lastmod=entry.lastmod, depth=depth)
+        child = SitemapNode(url, lastmod=entry.lastmod, depth=depth, lastmod_text=entry.lastmod_text)
         node.children.append(child)
         key = _key(url)
         if key in plan.own:
