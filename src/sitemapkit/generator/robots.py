@@ -10,12 +10,10 @@ Several sets of sitemaps (`generate --name`) can each keep a block of their own,
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import itertools
 import os
 import re
-import secrets
 import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -29,6 +27,7 @@ from protego import Protego
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError, note_published
+from sitemapkit.core.files import atomic_write, sweep_stale_temps
 from sitemapkit.core.urls import normalize_url
 
 BEGIN_MARKER = "# BEGIN sitemapkit (managed Sitemap lines)"
@@ -570,8 +569,9 @@ def _read(path: Path, target: Path) -> tuple[bytes, bool]:
 
 
 def _write_atomically(target: Path, data: bytes, shown: Path) -> None:
-    """Replace `target` with `data` through a temporary file in the same folder, keeping the old file's
-    permissions (and owner, where allowed); a new file gets the default permissions (umask applies)."""
+    """Replace `target` with `data` through `atomic_write` (a temporary file in the same folder, synced,
+    then renamed), keeping the old file's permissions (and owner, where allowed); a new file gets the
+    default permissions (umask applies). Temporary files a killed earlier run left are swept first."""
     try:
         old: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
@@ -583,36 +583,12 @@ def _write_atomically(target: Path, data: bytes, shown: Path) -> None:
     why = None if old is None else _not_regular(shown, target, old.st_mode)
     if why is not None:
         raise PublishError(why)  # never replace a device, a FIFO or a folder
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    sweep_stale_temps(target.parent, target.name)
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            if old is not None:
-                os.fchmod(fd, stat.S_IMODE(old.st_mode))
-                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
-                    with contextlib.suppress(OSError):
-                        os.fchown(fd, old.st_uid, old.st_gid)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, target)
-        note_published()
+        with atomic_write(target) as f:
+            f.write(data)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink()
         raise PublishError(
             f"{shown}: cannot be written ({exc.strerror or exc}); it was left as it was"
         ) from None
-    except BaseException:  # Ctrl-C, SIGTERM: the file as it was, and no temporary file left
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    note_published()

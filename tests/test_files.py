@@ -1,0 +1,240 @@
+"""core/files: the atomic writer, the log opener and the sweep, on a real file system with real processes
+(kill -9, Ctrl-C), and `parse -o` through them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from sitemapkit.core.files import SymlinkRefused, atomic_write, open_new_nofollow, sweep_stale_temps
+
+SITEMAP = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+    + b"".join(b"<url><loc>https://e.com/%d</loc></url>\n" % i for i in range(50))
+    + b"</urlset>\n"
+)
+
+
+def temps(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_atomic_write_writes_the_file_with_default_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    with atomic_write(target, "w") as f:
+        f.write("héllo\n")
+        assert not target.exists()  # nothing published before the block ends
+        assert len(temps(tmp_path)) == 1 and temps(tmp_path)[0].startswith(".out.txt.")
+    assert target.read_text(encoding="utf-8") == "héllo\n"
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask  # not mkstemp's 0600
+    assert temps(tmp_path) == []
+
+
+def test_atomic_write_keeps_an_existing_files_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    with atomic_write(target) as f:
+        f.write(b"new")
+    assert target.read_bytes() == b"new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+@pytest.mark.parametrize("exc", [ValueError("boom"), KeyboardInterrupt()])
+def test_an_exception_leaves_the_old_file_and_no_temp(tmp_path: Path, exc: BaseException) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    with pytest.raises(type(exc)), atomic_write(target, "w") as f:
+        f.write("half")
+        raise exc
+    assert target.read_text() == "old"
+    assert temps(tmp_path) == []
+
+
+def test_a_symlink_at_the_output_path_is_replaced_not_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    secret = victim / "authorized_keys"
+    secret.write_text("precious\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    link = out / "sitemap.xml"
+    link.symlink_to(secret)
+    with atomic_write(link, "w") as f:
+        f.write("attacker-controlled content\n")
+    assert secret.read_text() == "precious\n"
+    assert not link.is_symlink() and link.read_text() == "attacker-controlled content\n"
+
+
+def test_a_symlink_planted_at_the_temporary_name_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even a temporary name an attacker could predict (forced here) is created with O_EXCL: the planted
+    link makes that name fail and another one is taken; the link's target is never written."""
+    secret = tmp_path / "secret"
+    secret.write_text("precious\n")
+    names = iter(["fixed000", "fixed001"])
+    monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: names)
+    (tmp_path / ".out.txt.fixed000.tmp").symlink_to(secret)
+    with atomic_write(tmp_path / "out.txt", "w") as f:
+        f.write("new\n")
+    assert secret.read_text() == "precious\n"
+    assert (tmp_path / "out.txt").read_text() == "new\n"
+
+
+def test_open_new_nofollow_refuses_a_symlink_naming_it(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("precious\n")
+    link = tmp_path / "crawl.log"
+    link.symlink_to(secret)
+    with pytest.raises(SymlinkRefused) as caught:
+        open_new_nofollow(link)
+    assert str(link) in str(caught.value) and "symbolic link" in str(caught.value)
+    assert secret.read_text() == "precious\n"
+    plain = tmp_path / "plain.log"
+    plain.write_text("old old old\n")
+    with open_new_nofollow(plain) as f:
+        f.write("new\n")
+    assert plain.read_text() == "new\n"  # truncated
+    with open_new_nofollow(plain, "a") as f:
+        f.write("more\n")
+    assert plain.read_text() == "new\nmore\n"
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from sitemapkit.core.files import atomic_write
+    with atomic_write(sys.argv[1], "w") as f:
+        f.write("partial")
+        f.flush()
+        print("ready", flush=True)
+        time.sleep(60)
+    """
+)
+
+
+def _start_writer(target: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_kill_9_leaves_a_temp_that_the_sweep_removes_but_a_live_writers_stays(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    dead = _start_writer(target)
+    dead.send_signal(signal.SIGKILL)
+    dead.wait()
+    left = temps(tmp_path)
+    assert len(left) == 1
+    live = _start_writer(target)  # a writer running now, in another process
+    try:
+        both = temps(tmp_path)
+        assert len(both) == 2
+        # fresh files are left alone whoever holds them ...
+        assert sweep_stale_temps(tmp_path, "out.txt") == []
+        # ... and past the age guard only the one nobody holds goes
+        assert sweep_stale_temps(tmp_path, "out.txt", stale_after=0) == left
+        assert len(temps(tmp_path)) == 1 and temps(tmp_path) != left
+    finally:
+        live.kill()
+        live.wait()
+    assert not target.exists()
+
+
+def test_the_sweep_touches_only_its_own_names(tmp_path: Path) -> None:
+    keep = [".other.txt.abc.tmp", "out.txt", ".out.txt.abc.tmpx", "x.out.txt.abc.tmp"]
+    for name in keep:
+        (tmp_path / name).write_text("x")
+    secret = tmp_path / "secret"
+    secret.write_text("precious")
+    (tmp_path / ".out.txt.lnk.tmp").symlink_to(secret)
+    (tmp_path / ".out.txt.old.tmp").write_text("x")
+    old = time.time() - 3600
+    for p in tmp_path.iterdir():
+        os.utime(p, (old, old), follow_symlinks=False)
+    assert sweep_stale_temps(tmp_path, "out.txt") == [".out.txt.lnk.tmp", ".out.txt.old.tmp"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*keep, "secret"])
+    assert secret.read_text() == "precious"
+
+
+def test_ctrl_c_mid_write_leaves_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    proc = _start_writer(target)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert proc.returncode != 0
+    assert temps(tmp_path) == []
+    assert target.read_text() == "old"
+
+
+# -- parse -o --------------------------------------------------------------------------------------------
+
+
+def _parse(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "parse", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,  # type: ignore[call-overload]
+    )
+
+
+def test_parse_output_through_a_planted_symlink_never_overwrites_its_target(tmp_path: Path) -> None:
+    source = tmp_path / "sitemap.xml"
+    source.write_bytes(SITEMAP)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("precious\n")
+    out = tmp_path / "urls.csv"
+    out.symlink_to(secret)
+    run = _parse(str(source), "--format", "csv", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert secret.read_text() == "precious\n"
+    assert not out.is_symlink() and out.read_text().count("https://e.com/") == 50
+
+
+def test_parse_sweeps_the_temps_a_killed_run_left(tmp_path: Path) -> None:
+    """A `parse -o` killed with -9 leaves its temporary file; the next run into that file removes it (once
+    it is a minute old and nobody holds it), and leaves no temporary file of its own."""
+    source = tmp_path / "sitemap.xml"
+    source.write_bytes(SITEMAP)
+    out = tmp_path / "urls.jsonl"
+    # a reader that never ends: parse reads standard input, writes a temp file, and waits for more
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitemapkit", "parse", "-", "-o", str(out)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(SITEMAP[: len(SITEMAP) // 2])
+    proc.stdin.flush()
+    deadline = time.monotonic() + 60
+    while not temps(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    left = temps(tmp_path)
+    assert len(left) == 1 and left[0].startswith(".urls.jsonl.")
+    old = time.time() - 120
+    os.utime(tmp_path / left[0], (old, old))
+    run = _parse(str(source), "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert temps(tmp_path) == []
+    assert out.read_text().count("https://e.com/") == 50
