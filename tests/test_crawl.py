@@ -137,7 +137,10 @@ def test_listing_rules(server: LocalServer, tmp_path: Path) -> None:
         "/doc.pdf": "not-html",
         "/refresh": "redirect",
         "https://elsewhere.example/": "out-of-scope",
+        # the canonical as written, with its tracking parameter: the same page as /self, recorded as such
+        "/self?utm_source=x": "canonical",
     }
+    assert "tracking parameters" in (left[u("/self?utm_source=x")].detail or "")
     assert "loop" in (left[u("/loop1")].detail or "")
     assert left[u("/r1")].final_url == u("/final")
     assert "/never-linked" not in fetched_paths(server)
@@ -193,7 +196,7 @@ def test_query_strings(server: LocalServer, tmp_path: Path) -> None:
     server.handle("/p", lambda h: (200, {"Content-Type": HTML}, page("p").encode()))
     # LocalServer routes by the whole path, query included: serve each form
     for q in ("?id=1", "?id=1&sort=asc", "?sessionid=abc&id=2", "?id=2", ""):
-        server.route("/p" + q, page("p"), content_type=HTML)
+        server.route("/p" + q, page("p" + q), content_type=HTML)  # each its own content (not a duplicate)
     urls, _, _ = run(server, tmp_path)
     assert {x.replace(server.base, "") for x in urls} == {
         "/",
@@ -228,13 +231,17 @@ def test_calendar_trap_is_stopped_and_reported(server: LocalServer, tmp_path: Pa
 
     server.routes = Routes(server.routes)
     server.route("/", page(links("/calendar/2024/6")), content_type=HTML)
-    _, left, result = run(server, tmp_path, trap_limit=5)
-    traps = [r for r in left.values() if r.reason == "trap"]
-    assert len(traps) == 2  # one each way
-    assert all("/calendar/N/N" in (r.detail or "") for r in traps)
+    urls, left, result = run(server, tmp_path, trap_limit=5)
+    refused = [r for r in left.values() if r.reason == "trap" and r.elapsed_ms is None]
+    assert len(refused) == 2  # one each way
+    assert all("/calendar/N/N" in (r.detail or "") for r in refused)
     # 2024/6, then five more each way: 11 months fetched, and nothing past them
     assert len([p for p in fetched_paths(server) if p.startswith("/calendar/")]) == 11
-    assert result.sources["crawl"]["excluded"] == {"trap": 2}
+    # the months of the run that became a trap are not listed either (the audit would flag them)
+    assert set(urls) == {server.url("/")}
+    unlisted = [r for r in left.values() if r.reason == "trap" and r.elapsed_ms is not None]
+    assert len(unlisted) == 11 and all("trap guard stopped" in (r.detail or "") for r in unlisted)
+    assert result.sources["crawl"]["excluded"] == {"trap": 13}
 
 
 def test_robots_disallow_and_crawl_delay(server: LocalServer, tmp_path: Path) -> None:
@@ -281,7 +288,7 @@ def test_per_host_concurrency(server: LocalServer, tmp_path: Path) -> None:
         time.sleep(0.05)
         with lock:
             active["now"] -= 1
-        return 200, {"Content-Type": HTML}, page("x").encode()
+        return 200, {"Content-Type": HTML}, page(h.path).encode()
 
     server.route("/", page(links(*(f"/s{i}" for i in range(12)))), content_type=HTML)
     for i in range(12):
@@ -393,7 +400,10 @@ def test_cli_summary_explain_and_crawl_log(server: LocalServer, tmp_path: Path) 
     assert f"{server.url('/missing')}: left out, status-4xx (answered 404)" in result.output
     assert "crawl: 3 fetched, 2 listed; left out: 1 status-4xx" in result.output
     records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [r["url"] for r in records] == [server.url("/"), server.url("/a"), server.url("/missing")]
+    # written as each URL is decided: the start page first, then its links in the order they were decided
+    assert [r["url"] for r in records][0] == server.url("/")
+    assert sorted(r["url"] for r in records) == [server.url("/"), server.url("/a"), server.url("/missing")]
+    records.sort(key=lambda r: r["url"])
     assert set(records[0]) == {
         "url", "depth", "status", "final_url", "content_type", "reason", "detail", "lastmod", "canonical",
         "elapsed_ms", "found_on",
@@ -425,7 +435,7 @@ def test_kill_and_resume_refetches_nothing(server: LocalServer, tmp_path: Path) 
 
     server.route("/", page(links("/a", "/b", "/c", "/slow", "/d")), content_type=HTML)
     for p in ("/a", "/b", "/c", "/d"):
-        server.route(p, page(links("/e")), content_type=HTML)
+        server.route(p, page(p + links("/e")), content_type=HTML)
     server.route("/e", page("e"), content_type=HTML)
     server.handle("/slow", slow)
     db = tmp_path / "crawl.db"

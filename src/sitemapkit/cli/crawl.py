@@ -12,8 +12,10 @@ from sitemapkit.cli._output import DiagnosticPrinter, interruption, max_diagnost
 from sitemapkit.cli.generate import fail, report
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, Terminated, UsageError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.crawl.engine import CrawlProgress
 from sitemapkit.crawl.frontier import Row
+from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES
 from sitemapkit.crawl.run import crawl as run_crawl
 
 
@@ -30,7 +32,13 @@ from sitemapkit.crawl.run import crawl as run_crawl
 @click.option(
     "--exclude", multiple=True, metavar="PATTERN", help="Do not crawl paths matching (glob or re:)."
 )
-@click.option("--max-pages", type=click.IntRange(1), help="Fetch at most this many pages.")
+@click.option(
+    "--max-pages",
+    default=DEFAULT_MAX_PAGES,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Fetch at most this many pages (a bound on any trap the guards miss); 0: no limit.",
+)
 @click.option("--max-depth", type=click.IntRange(0), help="Follow at most this many links from a seed.")
 @click.option("--strip-query", is_flag=True, help="Drop query strings (but the --keep-query parameters).")
 @click.option(
@@ -102,7 +110,7 @@ def crawl(
     allow_hosts: tuple[str, ...],
     include: tuple[str, ...],
     exclude: tuple[str, ...],
-    max_pages: int | None,
+    max_pages: int,
     max_depth: int | None,
     strip_query: bool,
     keep_query: tuple[str, ...],
@@ -138,7 +146,10 @@ def crawl(
     """Crawl the site at START_URL and publish sitemaps of its indexable pages.
 
     Only pages that answer 200 with HTML, are not noindex and are their own canonical are listed; every
-    URL left out has a reason (--explain, --crawl-log). robots.txt and its Crawl-delay are obeyed. The
+    URL left out has a reason (--explain, --crawl-log, written as the crawl goes). Traps are bounded: at
+    most --max-pages fetches, no URL over 2,048 characters or 32 segments deep or with a segment three
+    times, --trap-limit links in a row to one URL pattern, and a page with the same content as another
+    is not followed. robots.txt and its Crawl-delay are obeyed. The
     crawl is kept in a SQLite file: after Ctrl-C, --resume continues it. Nothing is published until the
     crawl completes (or --publish-partial).
 
@@ -159,7 +170,7 @@ def crawl(
                 allow_hosts=allow_hosts,
                 include=include,
                 exclude=exclude,
-                max_pages=max_pages,
+                max_pages=max_pages or None,
                 max_depth=max_depth,
                 strip_query=strip_query,
                 keep_query=keep_query,
@@ -202,13 +213,13 @@ def crawl(
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc))
+        fail(printer, str(exc), as_json)
     report(printer, result, as_json)
 
 
 def explain_row(row: Row) -> None:
     detail = f" ({row.detail})" if row.detail else ""
-    click.echo(f"{row.url}: left out, {row.reason}{detail}", err=True)
+    click.echo(for_terminal(f"{row.url}: left out, {row.reason}{detail}"), err=True)
 
 
 @contextmanager

@@ -618,11 +618,19 @@ def links_of(root: Any, base: str) -> list[str]:
     return list(out)
 
 
+SEARCH_ENGINE_AGENTS = ("googlebot",)
+"""The user agents whose robots rules a page's listing follows besides `robots` and the crawler's own:
+a page noindex for Googlebot is not listed (as the audit flags it)."""
+
+_VALUE_DIRECTIVES = frozenset({"max-snippet", "max-image-preview", "max-video-preview", "unavailable_after"})
+_AGENT_TOKEN = re.compile(r"[a-z0-9_.-]+")
+
+
 def meta_robots(root: Any, agent: str) -> frozenset[str]:
-    """The directives of `<meta name="robots">` and of `<meta name=AGENT>` (e.g. `sitemapkit`), lowercased;
-    `none` counts as `noindex` and `nofollow`."""
+    """The directives of `<meta name="robots">`, `<meta name="googlebot">` and `<meta name=AGENT>` (e.g.
+    `sitemapkit`), lowercased; `none` counts as `noindex` and `nofollow`."""
     found: set[str] = set()
-    names = ("robots", agent.lower())
+    names = ("robots", agent.lower(), *SEARCH_ENGINE_AGENTS)
     for el in root.iter("meta"):
         if (el.get("name") or "").strip().lower() in names:
             found.update(t for t in re.split(r"[\s,]+", (el.get("content") or "").lower()) if t)
@@ -631,28 +639,118 @@ def meta_robots(root: Any, agent: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def x_robots_tag(values: Iterable[str], agent: str) -> frozenset[str]:
-    """The directives of `X-Robots-Tag` header values that apply to `agent`: those without a user agent
-    (`noindex, nofollow`) and those for `agent` (`sitemapkit: noindex`); `none` counts as both.
+def x_robots_tag(values: Iterable[str], agent: str, now: dt.datetime | None = None) -> frozenset[str]:
+    """The directives of `X-Robots-Tag` header values that apply to `agent` or to Googlebot, as Google
+    documents the header: comma-separated rules; a value may start with `UA:` (`googlebot: noindex,
+    nofollow`), and then all its rules are for that user agent only (`otherbot: noindex` does not apply);
+    `none` counts as `noindex` and `nofollow`; rules with a value (`max-snippet: 20`,
+    `unavailable_after: 25 Jun 2010 15:00:00 PST`, whose date may hold a comma) are not user agents. An
+    `unavailable_after` date that has passed (by `now`, default the current time) counts as `noindex`.
 
-    >>> sorted(x_robots_tag(["googlebot: nofollow", "sitemapkit: noindex", "noarchive"], "sitemapkit"))
+    >>> sorted(x_robots_tag(["otherbot: nofollow", "sitemapkit: noindex", "noarchive"], "sitemapkit"))
     ['noarchive', 'noindex']
     """
     found: set[str] = set()
-    agent = agent.lower()
+    mine = {agent.lower(), *SEARCH_ENGINE_AGENTS}
     for value in values:
         target: str | None = None
-        for part in value.split(","):
-            token = part.strip().lower()
+        parts = value.split(",")
+        i = 0
+        while i < len(parts):
+            token = parts[i].strip().lower()
+            i += 1
             if not token:
                 continue
             head, colon, rest = token.partition(":")
-            if colon and head.strip() not in _ROBOTS_DIRECTIVES and not head.startswith("unavailable_after"):
-                target, token = head.strip(), rest.strip()  # `agent: directive` starts a group for agent
-            if target is not None and target != agent:
+            head = head.strip()
+            if (
+                colon
+                and target is None
+                and head not in _ROBOTS_DIRECTIVES
+                and head not in _VALUE_DIRECTIVES
+                and _AGENT_TOKEN.fullmatch(head)
+            ):
+                target, token = head, rest.strip()  # `agent: rules` makes the whole value agent's
+                head, colon, rest = token.partition(":")
+                head = head.strip()
+            if target is not None and target not in mine:
                 continue
-            if token:
-                found.add("unavailable_after" if token.startswith("unavailable_after") else token)
+            if not token:
+                continue
+            if head == "unavailable_after":
+                date = rest.strip()
+                # a date such as `Wednesday, 25-Jun-2025 15:00:00 PST` goes on past the comma
+                while i < len(parts) and _continues_date(parts[i]):
+                    date += "," + parts[i]
+                    i += 1
+                found.add("unavailable_after")
+                when = _robots_date(date)
+                if when is not None and when <= (now or dt.datetime.now(dt.UTC)):
+                    found.add("noindex")
+                continue
+            found.add(head if head in _VALUE_DIRECTIVES else token)
     if "none" in found:
         found.update(("noindex", "nofollow"))
     return frozenset(found)
+
+
+def _continues_date(part: str) -> bool:
+    word = part.strip().lower()
+    head = word.split(":", 1)[0].strip()
+    return (
+        bool(word) and head not in _ROBOTS_DIRECTIVES and head not in _VALUE_DIRECTIVES and word[0].isdigit()
+    )
+
+
+def _robots_date(text: str) -> dt.datetime | None:
+    """An `unavailable_after` date in a widely adopted format (RFC 822/850, ISO 8601), as an aware
+    datetime (UTC when it names no zone); None when it cannot be read."""
+    import email.utils
+
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        try:
+            when = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
+
+
+_LINK_VALUE = re.compile(r"<([^>]*)>([^<]*)")
+_LINK_REL = re.compile(r"""(?:^|;)\s*rel\s*=\s*(?:"([^"]*)"|([^;,\s]+))""", re.IGNORECASE)
+
+
+def link_header_canonical(values: Iterable[str], base: str) -> str | None:
+    """The canonical a `Link:` response header gives (`Link: <https://e.com/a>; rel="canonical"`, RFC
+    8288; several links in one header, comma-separated), resolved against `base`; None when none does.
+
+    >>> link_header_canonical(['<https://e.com/a>; rel="canonical"'], "https://e.com/b")
+    'https://e.com/a'
+    """
+    for value in values:
+        for m in _LINK_VALUE.finditer(value):
+            rel = _LINK_REL.search(m.group(2) or "")
+            if rel is None:
+                continue
+            if "canonical" in (rel.group(1) or rel.group(2) or "").lower().split():
+                return resolve_link(m.group(1), base)
+    return None
+
+
+def text_digest(root: Any) -> str:
+    """A digest of what a reader sees of the page: its text (whitespace collapsed, the volatile elements
+    of `content_hash` left out) and its images. Link targets are left out, so two pages that differ only
+    in the session id or token their links carry have the same digest (the crawler's duplicate guard).
+    Drops the volatile elements from `root`, as `hash_tree` does."""
+    for element in _select(volatile_xpath(()), root):
+        _drop(element)
+    texts = filter(None, map(" ".join, map(str.split, _select(_TEXT, root))))
+    images = (f"{el.get('src') or ''} {el.get('alt') or ''}" for el in root.iter("img"))
+    blob = "\x1f".join(texts) + "\x1e" + "\x1f".join(images)
+    for pattern in DEFAULT_VOLATILE_PATTERNS:
+        blob = pattern.sub("", blob)
+    return hashlib.blake2b(blob.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()

@@ -26,14 +26,21 @@ from sitemapkit.core.page import (
     hash_tree,
     images_of,
     links_of,
-    meta_robots,
     parse_html,
     read_head,
     resolve_link,
-    x_robots_tag,
+    text_digest,
 )
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.crawl.frontier import Frontier, Outcome, Queued
+from sitemapkit.crawl.judge import (
+    PageMemory,
+    header_signals,
+    indexability,
+    read_signals,
+    says_not_found,
+    text_of,
+)
 from sitemapkit.crawl.policy import CrawlRules, Pacer, RobotsRules, agent_token, fetch_politely, origin_of
 from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
 from sitemapkit.reader.fetch import (
@@ -47,7 +54,6 @@ from sitemapkit.reader.fetch import (
 if TYPE_CHECKING:
     from sitemapkit.crawl.render import Renderer
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 SEED_PATHS = ("/sitemap.xml", "/sitemap_index.xml")
 """Where sitemaps are looked for when robots.txt names none."""
 
@@ -392,15 +398,9 @@ class Crawler:
     ) -> tuple[Outcome, list[str]]:
         """The outcome for the page `url` answered with `response`, and the links to follow."""
         out = Outcome(status=response.status, final_url=url, content_type=ctype)
-        status = response.status
-        if status >= 400:
-            out.reason = "status-5xx" if status >= 500 else "status-4xx"
-            out.detail = f"answered {status}"
-        elif status != 200:
-            out.reason, out.detail = "error", f"answered {status}, not 200"
-        elif ctype not in HTML_TYPES:
-            out.reason, out.detail = "not-html", f"content type {ctype or '(none)'}"
-        if out.reason is not None:
+        verdict = indexability(url, response.status, ctype, None)  # as the audit judges it
+        if verdict is not None:
+            out.reason, out.detail = verdict
             out.elapsed_ms = int((time.monotonic() - started) * 1000)
             return out, []
         try:
@@ -430,39 +430,48 @@ class Crawler:
             return out, []
         return out, links
 
+    _memory: PageMemory | None = None
+
+    def pages(self) -> PageMemory:
+        """What this crawl remembers of the pages it read: content digests (duplicates), sizes and the
+        pages that say they are not there (soft 404s, decided at the end against the median size)."""
+        if self._memory is None:
+            self._memory = PageMemory()
+        return self._memory
+
     def _analyse(self, url: str, body: bytes, headers: Any, out: Outcome) -> list[str]:
-        """Fill `out` from the page (listed, or why not) and return its links; raises `PageError`."""
+        """Fill `out` from the page (listed, or why not: `sitemapkit.crawl.judge`, as the audit judges) and
+        return its links; raises `PageError`."""
         root, _ = parse_html(body)
         head = read_head(root)
-        header_directives = x_robots_tag(headers.get_list("x-robots-tag"), self.agent)
-        meta_directives = meta_robots(root, self.agent)
-        nofollow = "nofollow" in header_directives or "nofollow" in meta_directives
         base = url
         if head.base:
             base = resolve_link(head.base, url) or url
+        signals = header_signals(headers.get_list("x-robots-tag"), headers.get_list("link"), url, self.agent)
+        read_signals(signals, root, head, base, self.agent)
         notes: list[Note] = []
-        links = [] if nofollow else links_of(root, base)
+        links = [] if signals.nofollow else links_of(root, base)
         alternates = alternates_of(head.alternates, base, notes)
-        if not nofollow:
+        if not signals.nofollow:
             links.extend(u for _, u in alternates)
-        canonical = None
-        if head.canonical:
-            canonical = resolve_link(head.canonical, base)
-            if canonical is not None:
-                canonical = self.rules.clean(canonical)
-                out.canonical = canonical
-        refresh = resolve_link(head.refresh, base) if head.refresh else None
-        if "noindex" in header_directives:
-            out.reason, out.detail = "noindex", "X-Robots-Tag: " + ", ".join(headers.get_list("x-robots-tag"))
-        elif head.noindex or "noindex" in meta_directives:
-            out.reason, out.detail = "noindex", head.noindex or '<meta name="robots"> noindex'
-        elif refresh is not None and self.rules.clean(refresh) != url:
-            out.reason, out.detail = "redirect", f"meta refresh to {refresh}"
-            links.append(self.rules.clean(refresh))
-        elif canonical is not None and canonical != url:
-            out.reason, out.detail = "canonical", f"canonical is {canonical}"
-            links.append(canonical)
-        if out.reason is None:
+        if signals.canonical is not None:
+            links.append(signals.canonical)
+            signals.canonical = out.canonical = self.rules.clean(signals.canonical)
+        if signals.refresh is not None:
+            links.append(signals.refresh)
+            signals.refresh = self.rules.clean(signals.refresh)
+            if signals.refresh != url:
+                self.rules.note_hop(signals.refresh)  # a refresh chain is one run for the trap guard
+        verdict = indexability(url, out.status, out.content_type, signals)
+        memory = self.pages()
+        said = says_not_found(text_of(root.find(".//title")), text_of(root.find(".//h1")))
+        first = memory.read(url, text_digest(root), len(body), said, listable=verdict is None)
+        if first is not None:
+            links = []  # a copy of a page already read: its links were followed there
+            verdict = verdict or ("duplicate", f"the same content as {first}")
+        if verdict is not None:
+            out.reason, out.detail = verdict
+        else:
             if head.modified is not None:  # the page's own date first, then the server's
                 out.lastmod = head.modified
             else:
@@ -477,7 +486,20 @@ class Crawler:
             self.report(
                 Diagnostic.make(code, message, url=url, severity=Severity(severity) if severity else None)
             )
-        return [self.rules.clean(link) for link in links]
+        return self._clean_links(links, url)
+
+    def _clean_links(self, links: list[str], page: str) -> list[str]:
+        """The links with the query-string rules applied; a link that loses tracking parameters (`utm_*`)
+        is recorded as the same page as the plain URL, so that the crawl log has it."""
+        out = []
+        for link in links:
+            clean = self.rules.clean(link)
+            if clean != link and clean in self.rules.scope:
+                self.frontier.add_decided(
+                    link, 0, page, "canonical", f"the same page as {clean}: tracking parameters are dropped"
+                )
+            out.append(clean)
+        return out
 
 
 def _http_date(value: str | None) -> Lastmod | None:

@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from sitemapkit.core.errors import InputError, UsageError
 
@@ -174,7 +174,36 @@ class Frontier:
             )
         self._last_id = 0
         self._pending = 0
+        self._log: TextIO | None = None
         self.db.execute("BEGIN")
+
+    # -- the crawl log ----------------------------------------------------------------------------------
+
+    def stream_log(self, out: TextIO) -> None:
+        """Write each URL to `out` as a JSON line (`Row.to_dict`) as soon as it is decided, flushed with each
+        commit, so the log can be followed while the crawl runs and holds what was decided when it is
+        stopped. The URLs decided before (a resumed crawl) are written first. A URL decided again later
+        (a page found to be a soft 404 or part of a trap once the crawl has seen more) has a later line."""
+        self._log = out
+        for row in self.rows():
+            if not row.queued:
+                self._write(row)
+        out.flush()
+
+    def _write(self, row: Row) -> None:
+        if self._log is not None:
+            self._log.write(json.dumps(row.to_dict(), separators=(",", ":")) + "\n")
+
+    def _emit(self, url: str) -> None:
+        if self._log is None:
+            return
+        cur = self.db.execute(
+            "SELECT url, depth, found_on, status, final_url, content_type, reason, detail, lastmod, "
+            "canonical, elapsed_ms, state = 0 FROM urls WHERE url = ?",
+            (url,),
+        )
+        for row in cur:
+            self._write(Row(*row))
 
     # -- metadata ---------------------------------------------------------------------------------------
 
@@ -209,7 +238,10 @@ class Frontier:
             "VALUES (?, ?, ?, 1, ?, ?)",
             (url, depth, found_on, reason, detail),
         )
-        return cur.rowcount > 0
+        if cur.rowcount > 0:
+            self._emit(url)
+            return True
+        return False
 
     def take(self, limit: int) -> list[Queued]:
         """The next queued URLs after those already taken, oldest first."""
@@ -257,18 +289,58 @@ class Frontier:
                 url,
             ),
         )
+        self._emit(url)
 
     def commit(self) -> None:
         """Make everything so far durable (a resumed crawl starts from here)."""
         self.db.execute("COMMIT")
         self.db.execute("BEGIN")
+        if self._log is not None:
+            self._log.flush()
 
     def leave_queued(self, reason: str, detail: str) -> int:
         """Decide every URL still queued as left out for `reason` (`max-pages`)."""
+        queued = [str(r[0]) for r in self.db.execute("SELECT url FROM urls WHERE state = 0 ORDER BY id")]
         cur = self.db.execute(
             "UPDATE urls SET state = 1, reason = ?, detail = ? WHERE state = 0", (reason, detail)
         )
+        for url in queued:
+            self._emit(url)
         return cur.rowcount
+
+    def unlist(self, url: str, reason: str, detail: str) -> bool:
+        """Take a listed page off the list, for `reason` found after it was decided (a soft 404 once the
+        median page size is known, a page of a run that became a trap); False when it was not listed."""
+        cur = self.db.execute(
+            "UPDATE urls SET listed = 0, reason = ?, detail = ? WHERE url = ? AND listed = 1",
+            (reason, detail, url),
+        )
+        if cur.rowcount > 0:
+            self._emit(url)
+            return True
+        return False
+
+    def unlist_trap_runs(self) -> int:
+        """Take off the list the pages of every run of links the trap guard stopped: from the page that
+        linked to the refused URL back to the run's first page (`chain` 0). Returns how many."""
+        traps = self.db.execute(
+            "SELECT url, found_on FROM urls WHERE reason = 'trap' AND elapsed_ms IS NULL "
+            "AND found_on IS NOT NULL"
+        ).fetchall()
+        count = 0
+        for trap, found_on in traps:
+            seen: set[str] = set()
+            url: str | None = found_on
+            while url is not None and url not in seen:
+                seen.add(url)
+                row = self.db.execute("SELECT found_on, chain FROM urls WHERE url = ?", (url,)).fetchone()
+                if row is None:
+                    break
+                count += self.unlist(url, "trap", f"in a run of links the trap guard stopped at {trap}")
+                if not row[1]:
+                    break
+                url = row[0]
+        return count
 
     # -- reading back -----------------------------------------------------------------------------------
 

@@ -10,10 +10,8 @@ double the requests to every page, which is the opposite of polite.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.dates import parse_w3c
@@ -23,18 +21,15 @@ from sitemapkit.core.page import (
     PageError,
     alternates_of,
     links_of,
-    meta_robots,
     parse_html,
     read_head,
     resolve_link,
-    x_robots_tag,
 )
 from sitemapkit.core.urls import normalize_url
-from sitemapkit.crawl.engine import HTML_TYPES, CrawlOptions, _http_date
+from sitemapkit.crawl.engine import CrawlOptions, _http_date
+from sitemapkit.crawl.judge import HTML_TYPES, Signals, header_signals, read_signals, text_of
 from sitemapkit.crawl.policy import Pacer, RobotsRules, agent_token, fetch_politely, origin_of
 from sitemapkit.reader.fetch import Fetcher, FetchError, FetchResponse, Hop
-
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(slots=True)
@@ -145,8 +140,9 @@ class Prober:
         out.x_robots_tag = tuple(headers.get_list("x-robots-tag"))
         out.last_modified = _http_date(headers.get("last-modified"))
         out.date = _http_date(headers.get("date"))
-        if "noindex" in x_robots_tag(out.x_robots_tag, self.agent):
-            out.noindex = "X-Robots-Tag: " + ", ".join(out.x_robots_tag)
+        url = out.final_url or out.url
+        signals = header_signals(out.x_robots_tag, headers.get_list("link"), url, self.agent)
+        out.noindex, out.canonical = signals.noindex, signals.canonical
         if response.status != 200 or out.content_type not in HTML_TYPES:
             return
         limit = self.options.max_page_bytes
@@ -156,39 +152,30 @@ class Prober:
             out.error = f"the page is larger than {limit:,} bytes; it was not read"
             return
         try:
-            page_facts(out, body, self.agent, links=self.keep_links)
+            page_facts(out, body, self.agent, links=self.keep_links, signals=signals)
         except PageError as exc:
             out.error = f"not readable HTML ({exc})"
 
 
-def page_facts(out: PageCheck, body: bytes, agent: str, *, links: bool = False) -> None:
-    """Fill `out` with what the HTML page `body` (fetched from `out.final_url`) says about itself."""
+def page_facts(
+    out: PageCheck, body: bytes, agent: str, *, links: bool = False, signals: Signals | None = None
+) -> None:
+    """Fill `out` with what the HTML page `body` (fetched from `out.final_url`) says about itself, read as
+    the crawler reads it (`sitemapkit.crawl.judge.read_signals`); `signals` are the response headers'
+    (`header_signals`), when known."""
     root, _ = parse_html(body)
     head = read_head(root)
     url = out.final_url or out.url
     base = resolve_link(head.base, url) or url if head.base else url
-    if out.noindex is None:
-        if head.noindex:
-            out.noindex = head.noindex
-        elif "noindex" in meta_robots(root, agent):
-            out.noindex = f'<meta name="{agent}"> noindex'
-    if head.canonical:
-        out.canonical = resolve_link(head.canonical, base)
-    if head.refresh:
-        out.refresh = resolve_link(head.refresh, base)
+    said = signals or Signals(noindex=out.noindex, canonical=out.canonical)
+    read_signals(said, root, head, base, agent)
+    out.noindex, out.canonical, out.refresh = said.noindex, said.canonical, said.refresh
     out.alternates = alternates_of(head.alternates, base, [])
     out.lastmod = parse_w3c(head.modified) if head.modified is not None else None
-    out.title = _text(root.find(".//title"))
-    out.h1 = _text(root.find(".//h1"))
+    out.title = text_of(root.find(".//title"))
+    out.h1 = text_of(root.find(".//h1"))
     if links:
         out.links = tuple(links_of(root, base))
-
-
-def _text(el: Any) -> str | None:
-    if el is None:
-        return None
-    text = _SPACES.sub(" ", "".join(el.itertext())).strip()
-    return text[:300] or None
 
 
 __all__ = ["PageCheck", "Prober", "page_facts"]

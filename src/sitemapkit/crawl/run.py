@@ -4,23 +4,24 @@ output (splitting, gzip, index, atomic publish, state store, robots.txt, XSL) is
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import DiagnosticHandler
-from sitemapkit.core.errors import InputError, InvalidUrlError, UsageError
+from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
+from sitemapkit.core.files import open_new_nofollow
 from sitemapkit.core.model import Alternate, Image, Lastmod, UrlEntry
+from sitemapkit.core.runner import run_stoppable
 from sitemapkit.core.urls import Scope, folder_of, normalize_url
 from sitemapkit.crawl.engine import Crawler, CrawlOptions, CrawlProgress
 from sitemapkit.crawl.frontier import Frontier, Row
-from sitemapkit.crawl.policy import CrawlRules
+from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES, CrawlRules
 from sitemapkit.generator.run import generate
 from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
 
@@ -38,7 +39,7 @@ class CrawlSource:
     allow_hosts: tuple[str, ...] = ()
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    max_pages: int | None = None
+    max_pages: int | None = DEFAULT_MAX_PAGES
     max_depth: int | None = None
     strip_query: bool = False
     keep_query: tuple[str, ...] = ()
@@ -153,7 +154,7 @@ def crawl(
     allow_hosts: Iterable[str] = (),
     include: Iterable[str] = (),
     exclude: Iterable[str] = (),
-    max_pages: int | None = None,
+    max_pages: int | None = DEFAULT_MAX_PAGES,
     max_depth: int | None = None,
     strip_query: bool = False,
     keep_query: Iterable[str] = (),
@@ -191,14 +192,19 @@ def crawl(
 
     Fetched: the start URL and, unless `sitemaps=False`, the URLs of the site's existing sitemaps, then every
     link found, while in scope (the start URL's scheme, host, port and folder, or `allow_hosts`), kept by
-    `include`/`exclude` (globs or `re:`), within `max_depth` links and `max_pages` fetches, allowed by
-    robots.txt, and not a trap (more than `trap_limit` links in a row between URLs of one pattern). Query
-    strings lose tracking parameters; `strip_query` drops them all but `keep_query`.
+    `include`/`exclude` (globs or `re:`), within `max_depth` links and `max_pages` fetches (default
+    `DEFAULT_MAX_PAGES`; None or 0: no limit), allowed by robots.txt, and not a trap (more than
+    `trap_limit` links in a row between URLs of one pattern, a URL over 2,048 characters or 32 segments
+    deep or with a segment three times). Query strings lose tracking parameters; `strip_query` drops them
+    all but `keep_query`.
 
-    Listed: pages that answer 200 with HTML, are not noindex (meta or `X-Robots-Tag`) and are their own
-    canonical. Each URL left out has a reason (`sitemapkit.crawl.policy.REASONS`), passed to `explain` and
-    written to `crawl_log` (JSON Lines). lastmod: the page's own (JSON-LD `dateModified`,
-    `article:modified_time`), else `Last-Modified`, else with `state` the time its content last changed.
+    Listed: pages that answer 200 with HTML, are not noindex (meta or `X-Robots-Tag`, for all, Googlebot or
+    sitemapkit), are their own canonical (`<link>` or `Link:` header), are not a soft 404 or a copy of
+    another page's content, and are not in a run of links the trap guard stopped: as the audit judges
+    (`sitemapkit.crawl.judge`). Each URL left out has a reason (`sitemapkit.crawl.policy.REASONS`),
+    passed to `explain` and written to `crawl_log` (JSON Lines, as each URL is decided). lastmod: the
+    page's own (JSON-LD `dateModified`, `article:modified_time`), else `Last-Modified`, else with `state`
+    the time its content last changed.
 
     Polite: `concurrency` requests at a time per host, at most `rate` a second, robots.txt `Crawl-delay`
     honoured, 429/503 `Retry-After` waited out (`retries` further attempts on 429, 5xx and
@@ -248,7 +254,11 @@ def crawl(
     if crawl_log is not None and not Path(crawl_log).resolve().parent.is_dir():
         raise UsageError(f"--crawl-log {crawl_log}: the folder {Path(crawl_log).parent} does not exist")
     frontier = open_frontier(src, out_dir, state)
+    log = None
     try:
+        if crawl_log is not None:
+            log = open_log(crawl_log)
+            frontier.stream_log(log)
         complete = run_crawl(
             src,
             frontier,
@@ -257,7 +267,9 @@ def crawl(
             on_diagnostic=on_diagnostic,
             on_progress=on_progress,
         )
-        report_rows(frontier, explain, crawl_log)
+        report_rows(frontier, explain)
+        if frontier.count("listed = 1") == 0:
+            raise PublishError(f"nothing was listed: {why_nothing(frontier)}")
         return generate(
             [],
             out_dir,
@@ -279,6 +291,39 @@ def crawl(
         )
     finally:
         frontier.close()
+        if log is not None:
+            log.close()
+
+
+def open_log(path: str | os.PathLike[str]) -> TextIO:
+    """The crawl log, opened anew for writing; never through a symbolic link (it would overwrite the
+    link's target)."""
+    try:
+        return cast(TextIO, open_new_nofollow(path, "w"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the crawl log ({exc.strerror or exc})") from None
+
+
+def why_nothing(frontier: Frontier) -> str:
+    """In one line, why a crawl listed no page: `robots.txt disallows all 51 URLs`, `1 URL answered 5xx
+    (answered 503)`."""
+    reasons = frontier.reasons()
+    total = sum(reasons.values())
+    if not total:
+        return "no URL was decided"
+    if set(reasons) == {"robots"}:
+        row = frontier.db.execute("SELECT status FROM robots ORDER BY status DESC LIMIT 1").fetchone()
+        if row is not None and row[0] >= 500:
+            return f"robots.txt answered {row[0]}, so nothing was fetched (as search engines do)"
+        return f"robots.txt disallows all {total:,} URL{'s' if total != 1 else ''}"
+    parts = []
+    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        found = frontier.db.execute(
+            "SELECT detail FROM urls WHERE reason = ? AND detail IS NOT NULL LIMIT 1", (reason,)
+        ).fetchone()
+        example = f" ({found[0]})" if found is not None and n == 1 else ""
+        parts.append(f"{n:,} {reason}{example}")
+    return f"of {total:,} URL{'s' if total != 1 else ''} met, " + ", ".join(parts)
 
 
 def open_frontier(
@@ -315,7 +360,7 @@ def run_crawl(
         rules,
         concurrency=src.concurrency,
         rate=src.rate,
-        max_pages=src.max_pages,
+        max_pages=src.max_pages or None,
         user_agent=src.user_agent,
         timeout=src.timeout,
         retries=src.retries,
@@ -327,37 +372,34 @@ def run_crawl(
     )
     crawler = Crawler(options, frontier, on_diagnostic=on_diagnostic, on_progress=on_progress)
     try:
-        asyncio.run(crawler.run())
+        run_stoppable(crawler.run())
     except (KeyboardInterrupt, SystemExit):
         frontier.commit()
         if not src.publish_partial:
             raise
+        settle(frontier, crawler)
         return False
+    settle(frontier, crawler)
     return True
 
 
-def report_rows(
-    frontier: Frontier, explain: Callable[[Row], None] | None, crawl_log: str | os.PathLike[str] | None
-) -> None:
-    """Each URL left out to `explain`; every URL to the crawl log (JSON Lines)."""
-    if explain is None and crawl_log is None:
+def settle(frontier: Frontier, crawler: Crawler) -> None:
+    """What the crawl can judge only once it has seen the pages: soft 404s (against the median page size,
+    as the audit judges them) and the pages of a run of links that became a trap; both are taken off the
+    list (the crawl log gets a line for each)."""
+    for url, detail in crawler.pages().soft_404s():
+        frontier.unlist(url, "soft-404", detail)
+    frontier.unlist_trap_runs()
+    frontier.commit()
+
+
+def report_rows(frontier: Frontier, explain: Callable[[Row], None] | None) -> None:
+    """Each URL left out to `explain` (the crawl log is written as the crawl goes: `Frontier.stream_log`)."""
+    if explain is None:
         return
-    rows: Iterator[Row] = frontier.rows()
-    out = None
-    if crawl_log is not None:
-        try:
-            out = open(crawl_log, "w", encoding="utf-8")  # noqa: SIM115
-        except OSError as exc:
-            raise InputError(f"{crawl_log}: cannot write the crawl log ({exc.strerror})") from None
-    try:
-        for row in rows:
-            if explain is not None and row.reason is not None:
-                explain(row)
-            if out is not None:
-                out.write(json.dumps(row.to_dict(), separators=(",", ":")) + "\n")
-    finally:
-        if out is not None:
-            out.close()
+    for row in frontier.rows():
+        if row.reason is not None:
+            explain(row)
 
 
 def run_config(
@@ -389,7 +431,7 @@ def run_config(
                 on_diagnostic=on_diagnostic,
                 on_progress=on_crawl_progress,
             )
-            report_rows(frontier, explain_crawl, None)
+            report_rows(frontier, explain_crawl)
             feeds.append(CrawlFeed(frontier, complete, "crawl" if not i else f"crawl-{i + 1}"))
         return config.run(feeds=feeds, **kwargs)
     finally:

@@ -1,0 +1,61 @@
+"""`run_stoppable`: `asyncio.run` for a command's event loop, where SIGTERM stops the run as Ctrl-C does.
+
+The CLI's SIGTERM handler raises `Terminated` wherever the main thread is. Inside an event loop that is the
+middle of some task's step: that task ends with the exception, the others (a `gather`'s workers, the HTTP
+client's) are never cancelled nor awaited, and Python prints `Task exception was never retrieved` for each,
+or the loop's shutdown raises again (a traceback, or exit 1 without the "stopped by SIGTERM" line). Here,
+while the loop runs, SIGTERM is taken by the loop instead: it cancels the main task, as asyncio's own
+Ctrl-C handling does, so every task under it is cancelled and awaited (`gather` cancels its children, `async
+with` blocks close), and then `Terminated` is raised from `run_stoppable` itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from sitemapkit.core.errors import Terminated
+
+T = TypeVar("T")
+
+
+def run_stoppable(coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` to its end, as `asyncio.run`. Ctrl-C raises `KeyboardInterrupt` and SIGTERM raises
+    `Terminated` (exit status 143), each once the tasks of the run were cancelled and awaited."""
+    received: list[int] = []
+
+    async def main() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop() -> None:
+            received.append(signal.SIGTERM)
+            task.cancel()
+
+        previous = signal.getsignal(signal.SIGTERM)
+        try:
+            loop.add_signal_handler(signal.SIGTERM, stop)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+            return await coro
+        try:
+            return await coro
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    try:
+        result = asyncio.run(main())
+    except asyncio.CancelledError:
+        if received:
+            raise Terminated(128 + signal.SIGTERM) from None
+        raise
+    if received:  # a cancellation the run swallowed still ends it
+        raise Terminated(128 + signal.SIGTERM)
+    return result
+
+
+__all__ = ["run_stoppable"]
