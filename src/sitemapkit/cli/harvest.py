@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from sitemapkit.cli._output import interruption, plural
+from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
@@ -186,7 +187,9 @@ def harvest(
 
 
 def _fail(message: str, status: int = 1) -> NoReturn:
-    click.secho(f"sitemapkit harvest: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
+    click.secho(
+        f"sitemapkit harvest: {printable(message)}", fg="red" if sys.stderr.isatty() else None, err=True
+    )
     sys.exit(status)
 
 

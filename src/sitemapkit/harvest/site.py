@@ -374,10 +374,10 @@ class SiteJob:
             rank = {"http-error": 0, "read-error": 0, "download-too-large": 1, "compression-error": 2}
             for d in reader.diagnostics:
                 if d.is_error and d.source and (d.code in rank or d.code == "parse-error"):
-                    cause = (rank.get(d.code, 3), d.code, d.message)
+                    found = (rank.get(d.code, 3), d.code, d.message)
                     known = causes.get(d.source)
-                    if known is None or cause[0] < known[0] or (cause[0] == 3 == known[0]):
-                        causes[d.source] = cause
+                    if known is None or found[0] < known[0] or (found[0] == 3 == known[0]):
+                        causes[d.source] = found
         stack: list[tuple[SitemapNode, str | None]] = [(reader.tree, self._parent)]
         while stack:
             node, parent = stack.pop()

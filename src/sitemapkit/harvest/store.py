@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Final
 
-from sitemapkit.core.errors import UsageError
+from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.harvest.rows import COUNTED, DICTIONARY_COLUMNS, UrlBuffer, pyarrow, url_schema
 from sitemapkit.reader.runs import UrlRun
@@ -177,22 +177,65 @@ def _fsync(path: Path) -> None:
 
 
 def records(root: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Every finished site's manifest record, first one per site only; a torn last line is skipped."""
+    """Every finished site's manifest record, first one per site only.
+
+    A last line without its newline that is not JSON is the one a kill cut short: skipped (that site is
+    not finished). Any other line that is not a record as `PartWriter` writes them is an `InputError`
+    naming the file and line: the manifest was changed by something else, and the dataset is not trusted.
+    """
     seen: set[str] = set()
     folder = Path(root) / MANIFEST
     if not folder.is_dir():
         return
     for path in sorted(folder.glob("*.jsonl")):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # the line a kill cut short: that site is not finished
-                site = record.get("site") if isinstance(record, dict) else None
-                if isinstance(site, str) and site not in seen:
-                    seen.add(site)
-                    yield record
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read the manifest ({exc.strerror or exc})") from None
+        lines = data.split(b"\n")
+        torn = lines.pop()  # b"" after a final newline; else a line a kill cut short
+        for number, line in enumerate(lines, 1):
+            record = _record(path, number, line)
+            if record["site"] not in seen:
+                seen.add(record["site"])
+                yield record
+        if torn:
+            try:
+                record = _record(path, len(lines) + 1, torn)
+            except InputError:
+                continue  # cut short by a kill: that site is not finished
+            if record["site"] not in seen:
+                seen.add(record["site"])
+                yield record
+
+
+_RECORD_KEYS: Final = (("site", str), ("row", dict), ("sitemaps", list), ("stats", dict))
+
+
+def _record(path: Path, number: int, line: bytes) -> dict[str, Any]:
+    """One manifest line as a record, or an `InputError` saying where and what is wrong."""
+    where = f"{path}:{number}"
+    try:
+        record = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{where}: not a manifest record (not JSON: {exc}); {_TAMPERED}") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{where}: not a manifest record (not a JSON object); {_TAMPERED}")
+    for key, kind in _RECORD_KEYS:
+        if not isinstance(record.get(key), kind):
+            raise InputError(
+                f"{where}: not a manifest record ({key!r} missing or not a {kind.__name__}); {_TAMPERED}"
+            )
+    if (
+        not all(isinstance(m, dict) for m in record["sitemaps"])
+        or record["row"].get("site") != record["site"]
+    ):
+        raise InputError(f"{where}: not a manifest record (its rows do not match); {_TAMPERED}")
+    return record
+
+
+_TAMPERED: Final = "the dataset was changed by something other than sitemapkit harvest; nothing was changed"
 
 
 def prepare(root: str | os.PathLike[str], *, resume: bool) -> set[str]:
@@ -212,35 +255,56 @@ def prepare(root: str | os.PathLike[str], *, resume: bool) -> set[str]:
     (path / MANIFEST).mkdir(exist_ok=True)
     if not resume:
         return set()
+    # Everything is checked before anything is changed: a manifest or a part that sitemapkit did not
+    # write stops the run with the file named, and the dataset stays as it was.
     done = {str(r["site"]) for r in records(path)}
+    parts = {part: _part_sites(part) for part in sorted((path / URLS).glob("*.parquet"))}
     for name in OUTPUTS:
         (path / name).unlink(missing_ok=True)
     for leftover in [*(path / URLS).glob(".*.tmp"), *path.glob(".*.tmp")]:
         leftover.unlink()
-    for part in sorted((path / URLS).glob("*.parquet")):
-        _drop_unfinished(part, done)
+    for part, sites in parts.items():
+        _drop_unfinished(part, sites, done)
     return done
 
 
-def _drop_unfinished(part: Path, done: set[str]) -> None:
-    """Rewrite `part` without the rows of sites not in `done` (delete it if none is left)."""
+def _part_sites(part: Path) -> list[str]:
+    """The sites that have rows in `part`, or an `InputError` if it is not a part this harvest wrote."""
     pa = pyarrow()
-    pq = pa.parquet
-    sites = pq.read_table(part, columns=["site"]).column("site").unique().to_pylist()
+    try:
+        schema = pa.parquet.read_schema(part)
+        if schema.names != url_schema().names:
+            raise InputError(f"{part}: not a part of a harvest (its columns differ); {_TAMPERED}")
+        column = pa.parquet.read_table(part, columns=["site"]).column("site")
+        return [str(site) for site in column.unique().to_pylist()]
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise InputError(f"{part}: not a Parquet file this harvest wrote ({exc}); {_TAMPERED}") from None
+
+
+def _drop_unfinished(part: Path, sites: list[str], done: set[str]) -> None:
+    """Rewrite `part` without the rows of sites not in `done` (delete it if none is left)."""
     if all(site in done for site in sites):
         return
+    pa = pyarrow()
+    pq = pa.parquet
     keep = pa.array(sorted(done & set(sites)), type=pa.string())
-    source = pq.ParquetFile(part)
     tmp = part.with_name(f".{part.name}.rewrite.tmp")
     kept = 0
-    with pq.ParquetWriter(str(tmp), source.schema_arrow, compression="zstd") as writer:
-        for batch in source.iter_batches():
-            table = pa.Table.from_batches([batch])
-            table = table.filter(pa.compute.is_in(table.column("site"), value_set=keep))
-            if table.num_rows:
-                writer.write_table(table)
-                kept += table.num_rows
-    source.close()
+    try:
+        source = pq.ParquetFile(part)
+        try:
+            with pq.ParquetWriter(str(tmp), source.schema_arrow, compression="zstd") as writer:
+                for batch in source.iter_batches():
+                    table = pa.Table.from_batches([batch])
+                    table = table.filter(pa.compute.is_in(table.column("site"), value_set=keep))
+                    if table.num_rows:
+                        writer.write_table(table)
+                        kept += table.num_rows
+        finally:
+            source.close()
+    except pa.ArrowException as exc:  # a damaged page the first look did not reach: the part stays
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"{part}: cannot be read whole ({exc}); {_TAMPERED}") from None
     if kept:
         os.replace(tmp, part)
     else:
