@@ -41,6 +41,12 @@ class DiagnosticPrinter:
             click.echo(f"... and {self.hidden:,} more diagnostics not shown", err=True)
 
 
+def safe_echo(text: str, *, err: bool = False) -> None:
+    """`click.echo` of one line that holds data (a URL, a file name, a message quoting input): through
+    `for_terminal`, so no control or bidi character of it reaches the terminal."""
+    click.echo(for_terminal(text), err=err)
+
+
 def diagnostic_line(diagnostic: Diagnostic) -> str:
     """`source:line:col: severity [code] message (url)`, safe to print: every text of it through
     `for_terminal` (a `<loc>` holding ESC, CR, LF or a bidi control shows them as `\\x1b`, `\\r`, `\\n`,

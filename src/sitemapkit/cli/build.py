@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress
+from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress, safe_echo
 from sitemapkit.cli.generate import _explain, fail, report
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.generator.config import DEFAULT_CONFIG
@@ -70,10 +70,10 @@ def build(
         click.echo(to_toml(settings), nl=False)
         return
     if check:
-        click.echo(f"{config}: OK")
+        safe_echo(f"{config}: OK")
         return
     for note in settings.notes:
-        click.echo(f"note: {note}", err=True)
+        safe_echo(f"note: {note}", err=True)
     try:
         with progress("URLs read") as on_progress:
             options: dict[str, Any] = {

@@ -9,6 +9,7 @@ import click
 
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.generator.state import DEFAULT_STATE_PATH, StateStore
 
 
@@ -60,7 +61,7 @@ def diff(state_path: str, since_run: int | None, fmt: str) -> None:
             result = store.diff(since_run)
             runs = {r.id: r for r in store.runs()} if result.to_run is not None else {}
     except InputError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {for_terminal(str(exc))}", err=True)
         sys.exit(1)
     if fmt == "json":
         data = result.to_dict()
@@ -73,7 +74,7 @@ def diff(state_path: str, since_run: int | None, fmt: str) -> None:
     for sign, changes in (("+", result.added), ("~", result.changed), ("-", result.removed)):
         for change in changes:
             lastmod = format_w3c(change.lastmod) if change.lastmod is not None else "-"
-            click.echo(f"{sign} {change.url}\t{lastmod}")
+            click.echo(f"{sign} {for_terminal(change.url)}\t{lastmod}")
     since = f"run {result.since_run}" if result.since_run else "the start"
     click.echo(
         f"{len(result.added):,} added, {len(result.changed):,} changed, {len(result.removed):,} removed "

@@ -15,10 +15,11 @@ from sitemapkit.cli._output import (
     max_diagnostics_option,
     plural,
     progress,
+    safe_echo,
 )
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
-from sitemapkit.core.diagnostics import printable
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.generator.rules import Default, UrlRules, compile_pattern
 from sitemapkit.generator.run import FolderSource, LogSource, folder_include
 from sitemapkit.generator.run import generate as run_generate
@@ -241,7 +242,7 @@ def generate(
         defaults = tuple(_default(d) for d in default_values)
         rules = UrlRules(only, exclude, defaults) if only or exclude or defaults else None
     except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
     try:
         with progress("URLs read") as on_progress:
             result = run_generate(
@@ -292,17 +293,17 @@ def generate(
         hint = "--allow-host" if any(exc.url == h for h in allow_hosts) else "--base-url"
         if as_json:
             failed_json(printer, f"{hint}: {exc}")
-        raise click.BadParameter(str(exc), param_hint=hint) from None
+        raise click.BadParameter(for_terminal(str(exc)), param_hint=hint) from None
     except UsageError as exc:
         if as_json:
             failed_json(printer, str(exc))
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
     except (InputError, PublishError) as exc:
         fail(printer, str(exc), as_json)
     report(printer, result, as_json)
     for kind, pattern in rules.unmatched() if rules is not None else ():
         option = "--only" if kind == "include" else "--exclude"
-        click.echo(f"warning: {option} {pattern!r} matched no URL (patterns match URL paths)", err=True)
+        safe_echo(f"warning: {option} {pattern!r} matched no URL (patterns match URL paths)", err=True)
 
 
 def _default(text: str) -> Default:
@@ -336,7 +337,7 @@ def _warn_unused_options(ctx: click.Context, folder: bool, logs: bool) -> None:
         if given and not present:
             verb = "applies" if len(given) == 1 else "apply"
             message = f"{', '.join(given)} only {verb} with {source}, which was not given; ignored"
-            click.echo(f"warning: {message}", err=True)
+            safe_echo(f"warning: {message}", err=True)
 
 
 def failed_json(printer: DiagnosticPrinter, message: str) -> None:
@@ -352,7 +353,7 @@ def fail(printer: DiagnosticPrinter, message: str, as_json: bool = False) -> NoR
     printer.finish()
     if as_json:
         failed_json(printer, message)
-    click.secho(f"error: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
+    click.secho(f"error: {for_terminal(message)}", fg="red" if sys.stderr.isatty() else None, err=True)
     sys.exit(1)
 
 
@@ -367,7 +368,7 @@ def report(printer: DiagnosticPrinter, result: PublishResult, as_json: bool) -> 
 
 def _explain(skip: Skip) -> None:
     detail = f" ({skip.detail})" if skip.detail else ""
-    click.echo(f"{printable(str(skip.path), None)}: skipped, {skip.reason}{detail}", err=True)
+    safe_echo(f"{skip.path}: skipped, {skip.reason}{detail}", err=True)
 
 
 def _print_summary(result: PublishResult) -> None:
@@ -378,12 +379,12 @@ def _print_summary(result: PublishResult) -> None:
         if f.path.name.endswith(".gz"):  # the limit counts uncompressed bytes; the file on disk is smaller
             with contextlib.suppress(OSError):
                 size = f"{plural(f.path.stat().st_size, 'byte')} gzipped, {f.bytes:,} uncompressed"
-        click.echo(f"{f.path}  {plural(f.urls, 'URL')}  {size}{note}")
+        safe_echo(f"{f.path}  {plural(f.urls, 'URL')}  {size}{note}")
     if result.index is not None:
-        click.echo(f"{result.index.path}  index of {plural(len(result.files), 'sitemap')}")
+        safe_echo(f"{result.index.path}  index of {plural(len(result.files), 'sitemap')}")
     for stale in result.removed:
-        click.echo(f"removed stale {stale}")
-    click.echo(
+        safe_echo(f"removed stale {stale}")
+    safe_echo(
         f"published {plural(result.urls, 'URL')} in {plural(len(result.files), 'file')}; "
         f"{result.rejected:,} rejected, {plural(result.duplicates, 'duplicate')}; "
         f"{plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}"
@@ -395,21 +396,21 @@ def _print_summary(result: PublishResult) -> None:
         cached = (
             f" ({plural(folder['cached'], 'unchanged file')} not read again)" if folder.get("cached") else ""
         )
-        click.echo(f"site folder: {plural(folder['pages'], 'page')} listed{cached}; skipped: {skipped}")
+        safe_echo(f"site folder: {plural(folder['pages'], 'page')} listed{cached}; skipped: {skipped}")
     crawl = sources.get("crawl")
     if crawl:
         left = ", ".join(f"{n:,} {reason}" for reason, n in crawl["excluded"].items()) or "none"
         state_note = "" if crawl["complete"] else f" (interrupted: {crawl['queued']:,} still queued)"
-        click.echo(
+        safe_echo(
             f"crawl: {crawl['fetched']:,} fetched, {crawl['listed']:,} listed{state_note}; left out: {left}"
         )
     if logs.get("lines"):
-        click.echo(
+        safe_echo(
             f"access logs: {plural(logs['lines'], 'line')}, {plural(logs['pages'], 'page')}, "
             f"{plural(logs['bad_lines'], 'bad line')}"
         )
     if state:
-        click.echo(
+        safe_echo(
             "state: "
             + ", ".join(f"{state[k]:,} {k}" for k in ("added", "changed", "unchanged", "removed", "revived"))
         )
@@ -418,5 +419,5 @@ def _print_summary(result: PublishResult) -> None:
         change = f"added {', '.join(r.added)}" if r.added else "already listed"
         if r.removed:
             change += f"; removed {', '.join(r.removed)}"
-        click.echo(f"robots.txt: {r.path} {r.status} ({change})")
-    click.echo(f"submit: {result.entry_url}")
+        safe_echo(f"robots.txt: {r.path} {r.status} ({change})")
+    safe_echo(f"submit: {result.entry_url}")

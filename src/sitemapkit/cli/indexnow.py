@@ -9,8 +9,9 @@ from typing import Any
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, interruption, json_failure, plural, progress
+from sitemapkit.cli._output import DiagnosticPrinter, interruption, json_failure, plural, progress, safe_echo
 from sitemapkit.core.errors import InputError, PublishError, Terminated, UsageError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.generator.state import DEFAULT_STATE_PATH
 from sitemapkit.publisher.indexnow import (
     DEFAULT_ENDPOINT,
@@ -34,7 +35,7 @@ KEY_ENV = "SITEMAPKIT_INDEXNOW_KEY"
 
 
 def _error(message: str) -> None:
-    click.secho(f"error: {message}", fg="red" if sys.stderr.isatty() else None, err=True)
+    click.secho(f"error: {for_terminal(message)}", fg="red" if sys.stderr.isatty() else None, err=True)
 
 
 @click.command()
@@ -195,7 +196,7 @@ def indexnow(
             if as_json:
                 click.echo(json.dumps({"key_url": url, "ok": True}, indent=2))
             else:
-                click.echo(f"the key file {url} is served and holds the key")
+                safe_echo(f"the key file {url} is served and holds the key")
         else:
             if host is None:
                 raise click.UsageError(f"{mode} needs --host")
@@ -220,7 +221,7 @@ def indexnow(
     except UsageError as exc:
         if as_json:
             json_failure(None, str(exc))
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
     except IndexNowError as exc:
         _stopped(exc, as_json, since_last)
         sys.exit(1)
@@ -242,7 +243,7 @@ def _need_key(key: str | None) -> str:
     try:
         return check_key(key)
     except UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint="--key") from None
+        raise click.BadParameter(for_terminal(str(exc)), param_hint="--key") from None
 
 
 def _key_url_hint(key: str, host: str | None) -> str:
@@ -260,7 +261,7 @@ def _new_key(out_dir: str | None, host: str | None, as_json: bool) -> None:
         return
     click.echo(key)
     if path is not None:
-        click.echo(f"wrote {path}: {hint}, then check it with --check-key", err=True)
+        safe_echo(f"wrote {path}: {hint}, then check it with --check-key", err=True)
     else:
         click.echo(f"write its file with --key {key} --out DIR (or --new-key --out DIR)", err=True)
 
@@ -271,7 +272,7 @@ def _write_key(key: str, out_dir: str, host: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"key": key, "file": str(path)}, indent=2))
     else:
-        click.echo(f"wrote {path}: {hint}")
+        safe_echo(f"wrote {path}: {hint}")
 
 
 def _baseline(state_path: str, as_json: bool) -> None:
@@ -341,7 +342,7 @@ def _body_shape(result: SubmitResult, size: int) -> str:
 
 
 def _summary(result: SubmitResult, since_last: bool, state_path: str) -> None:
-    echo = click.echo
+    echo = safe_echo
     if since_last:
         if result.to_run is None:
             echo(f"no build recorded in {state_path} yet: nothing to submit")
@@ -393,7 +394,7 @@ def _stopped(exc: IndexNowError, as_json: bool, since_last: bool) -> None:
                 err=True,
             )
         elif result.submitted:
-            click.echo(
+            safe_echo(
                 f"{plural(result.submitted, 'URL')} accepted before the stop, up to {result.last_url}; "
                 "submit the rest again",
                 err=True,

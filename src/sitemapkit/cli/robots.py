@@ -7,8 +7,9 @@ import sys
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, json_failure
+from sitemapkit.cli._output import DiagnosticPrinter, json_failure, safe_echo
 from sitemapkit.core.errors import InputError, PublishError, UsageError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.generator.robots import update_robots
 
 
@@ -96,11 +97,11 @@ def robots(
     except UsageError as exc:
         if as_json:
             json_failure(printer, str(exc), path=robots_path)
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
     except (InputError, PublishError) as exc:
         if as_json:
             json_failure(printer, str(exc), path=robots_path)
-        click.secho(f"error: {exc}", fg="red" if sys.stderr.isatty() else None, err=True)
+        click.secho(f"error: {for_terminal(str(exc))}", fg="red" if sys.stderr.isatty() else None, err=True)
         sys.exit(1)
     if as_json:
         data = result.to_dict()
@@ -109,16 +110,17 @@ def robots(
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
     if dry_run:
-        click.echo(result.diff(), nl=False)
+        # each line of robots.txt through for_terminal, the diff's own line breaks kept
+        click.echo("".join(for_terminal(line) + "\n" for line in result.diff().splitlines()), nl=False)
         verb = {"created": "would be created", "updated": "would be updated", "unchanged": "unchanged"}
-        click.echo(f"{result.path}: {verb[result.status]} (dry run: nothing written)", err=True)
+        safe_echo(f"{result.path}: {verb[result.status]} (dry run: nothing written)", err=True)
         return
     for url in result.added:
-        click.echo(f"+ Sitemap: {url}")
+        safe_echo(f"+ Sitemap: {url}")
     for url in result.removed:
-        click.echo(f"- Sitemap: {url}")
+        safe_echo(f"- Sitemap: {url}")
     listed = len(result.kept) + len(result.added)
-    click.echo(
+    safe_echo(
         f"{result.path}: {result.status} ({len(result.added)} added, {len(result.removed)} removed, "
         f"{listed} listed)"
     )

