@@ -262,8 +262,10 @@ def generate(
             clean = _cleaner(writer.base_url) if any(f.clean_urls for f in folders) else None
             # With several sources, the entries of all but the streamed URL lists are held back (in a
             # temporary SQLite file in the output folder, see spill.py, not in memory) and merged, so that
-            # one URL from several sources is one entry keeping what each says.
+            # one URL from several sources is one entry keeping what each says. A streamed entry whose date
+            # was left out (in the future) is held too, so that another source's date can still stand.
             hold = len(inputs) + len(folders) + len(log_groups) + len(feeds) + (1 if records else 0) > 1
+            writer.hold_undated = hold
             kinds = [s.kind or ("sitemap" if _is_sitemap(s.path) else "file") for s in inputs]
             sitemaps = [
                 dataclasses.replace(s, kind=k) for s, k in zip(inputs, kinds, strict=True) if k == "sitemap"
@@ -457,32 +459,39 @@ def _add_folder(
             run.prefetch(page.entry.loc for page in chunk)
         for page in chunk:
             stats.folder_pages += 1
-            writer.add_entry(page.entry, _page_lastmod(page, run, mode, git_times), hold=hold)
+            entry = _dated(page, run, mode, git_times)
+            writer.add_entry(entry, _page_observer(page, run) if run is not None else None, hold=hold)
     stats.folder_cached += scan.cached
 
 
-def _page_lastmod(
-    page: FolderPage, run: StateRun | None, mode: str, git_times: dict[str, dt.datetime]
-) -> Callable[[UrlEntry], Lastmod | None]:
-    def lastmod(entry: UrlEntry) -> Lastmod | None:
-        git_time = git_times.get(page.file) if git_times else None
-        if run is not None:
-            return run.observe(
-                entry.loc,
-                content_hash=page.content_hash,
-                source_lastmod=entry.lastmod,  # what the page says (JSON-LD dateModified, ...)
-                mtime=page.mtime,
-                git_time=git_time,
-            )
-        if mode == "git":
-            return git_time
-        if mode == "mtime":
-            import datetime
+def _dated(page: FolderPage, run: StateRun | None, mode: str, git_times: dict[str, dt.datetime]) -> UrlEntry:
+    """The page's entry with the date the folder gives it in this lastmod mode: its mtime, its last commit,
+    or what the page says (JSON-LD dateModified, ...). It is the source's date, so the pipeline checks it as
+    any source's (a future one is reported and left out) and a merge with other sources weighs it against
+    theirs: a date decided after the pipeline was lost when another source listed the URL first."""
+    import datetime
 
-            return datetime.datetime.fromtimestamp(int(page.mtime), datetime.UTC)
-        return entry.lastmod
+    lastmod = page.entry.lastmod
+    mtime = datetime.datetime.fromtimestamp(int(page.mtime), datetime.UTC)
+    if mode == "mtime":
+        lastmod = mtime
+    elif mode == "git":
+        git_time = git_times.get(page.file)
+        # with a state store, a file git does not know has its mtime, as the store's git mode had it
+        lastmod = git_time if run is None or git_time is not None else mtime
+    if lastmod is page.entry.lastmod:
+        return page.entry
+    return dataclasses.replace(page.entry, lastmod=lastmod)
 
-    return lastmod
+
+def _page_observer(page: FolderPage, run: StateRun) -> Callable[[UrlEntry], Lastmod | None]:
+    """The state store's hook for a folder page: `entry` comes from the pipeline, its lastmod the one
+    `_dated` gave (the store's mtime and git modes take it as given: it is already the mode's date)."""
+
+    def observe(entry: UrlEntry) -> Lastmod | None:
+        return run.observe(entry.loc, content_hash=page.content_hash, source_lastmod=entry.lastmod)
+
+    return observe
 
 
 def _add_logs(

@@ -283,6 +283,9 @@ class SitemapWriter:
         self._header_cache: dict[frozenset[str], int] = {}
         self._bulk: BulkLane | None = None
         self._held: HeldEntries | None = None
+        self.hold_undated = False
+        """Hold back (as `add_entry(hold=True)`) an entry whose lastmod was left out (in the future), so that
+        another source's date for its URL can still be merged in; `generate` sets it with several sources."""
         self.result: PublishResult | None = None
         if self.out_dir.exists() and not self.out_dir.is_dir():  # /dev/null, a file: not "File exists"
             raise PublishError(f"{self.out_dir}: not a folder; --out names the folder the sitemaps go in")
@@ -379,6 +382,8 @@ class SitemapWriter:
         ready = self.pipeline.process(entry)
         if ready is None:
             return False
+        if self.hold_undated and entry.lastmod is not None and ready.lastmod is None:
+            hold = True  # its date was left out: another source's may still stand
         if lastmod is not None:
             value = lastmod(ready)
             if value != ready.lastmod:
@@ -411,8 +416,8 @@ class SitemapWriter:
         if self._held is None:
             return False
         held = self._held.get(entry.loc)
-        if held is None:
-            return False
+        if held is None or (held.sitemap is not None and held.sitemap == entry.sitemap):
+            return False  # not held, or listed twice in one file: a duplicate (reported), not a merge
         self._held.put(merge_entries(held, entry))
         return True
 

@@ -1,0 +1,232 @@
+"""What a new user (coming from sitemap_gen.py) hit in `generate` and `build`, each through the CLI.
+
+- A URL that two sources list keeps the best valid lastmod: a future date from one source is reported and
+  dropped for that source only, whichever source it is and in whichever order they are read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import itertools
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from lxml import etree
+
+from sitemapkit.cli import main
+from tests.helpers import NS, raw_bytes
+
+BASE = "https://example.com/"
+PAGE = BASE + "a.html"
+FUTURE = dt.date(2099, 1, 1)
+OLD = dt.date(2025, 5, 1)
+NEW = dt.date(2025, 6, 1)
+HTML = "<html><head><title>A</title></head><body>a page</body></html>"
+CLF = '1.2.3.4 - - [01/Mar/2025:10:00:00 +0000] "GET /a.html HTTP/1.1" 200 512 "-" "Mozilla/5.0"\n'
+
+
+def lastmods(path: Path) -> dict[str, str | None]:
+    """Each URL's <lastmod> text, read back with lxml."""
+    doc = etree.fromstring(raw_bytes(path), etree.XMLParser(resolve_entities=False, no_network=True))
+    return {
+        str(u.findtext("sm:loc", namespaces=NS)): u.findtext("sm:lastmod", namespaces=NS)
+        for u in doc.iterfind("sm:url", NS)
+    }
+
+
+def stamp(path: Path, day: dt.date) -> None:
+    seconds = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp()
+    os.utime(path, (seconds, seconds))
+
+
+# -- generate: every source kind that can carry a lastmod ---------------------------------------------------
+# Each writes its input for PAGE with `day` as the lastmod it gives (an access log gives none: it says when a
+# page was fetched, not when it changed) and returns the CLI arguments that read it.
+
+Maker = Callable[[Path, dt.date, str], list[str]]
+
+
+def folder(root: Path, day: dt.date, tag: str) -> list[str]:
+    site = root / f"site-{tag}"
+    site.mkdir()
+    (site / "a.html").write_text(HTML)
+    stamp(site / "a.html", day)
+    return ["--dir", str(site), "--lastmod", "mtime"]
+
+
+def url_list(root: Path, day: dt.date, tag: str) -> list[str]:
+    (root / f"urls-{tag}.txt").write_text(f"{PAGE}\t{day.isoformat()}\n")
+    return [str(root / f"urls-{tag}.txt")]
+
+
+def csv_file(root: Path, day: dt.date, tag: str) -> list[str]:
+    (root / f"urls-{tag}.csv").write_text(f"loc,lastmod\n{PAGE},{day.isoformat()}\n")
+    return [str(root / f"urls-{tag}.csv")]
+
+
+def jsonl_file(root: Path, day: dt.date, tag: str) -> list[str]:
+    (root / f"urls-{tag}.jsonl").write_text(json.dumps({"loc": PAGE, "lastmod": day.isoformat()}) + "\n")
+    return [str(root / f"urls-{tag}.jsonl")]
+
+
+def old_sitemap(root: Path, day: dt.date, tag: str) -> list[str]:
+    (root / f"old-{tag}.xml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"<url><loc>{PAGE}</loc><lastmod>{day.isoformat()}</lastmod></url>\n</urlset>\n"
+    )
+    return [str(root / f"old-{tag}.xml")]
+
+
+def access_log(root: Path, day: dt.date, tag: str) -> list[str]:
+    (root / f"access-{tag}.log").write_text(CLF)
+    return ["--log", str(root / f"access-{tag}.log")]
+
+
+KINDS: dict[str, Maker] = {
+    "folder": folder,
+    "list": url_list,
+    "csv": csv_file,
+    "jsonl": jsonl_file,
+    "sitemap": old_sitemap,
+    "log": access_log,
+}
+PAIRS = [*itertools.permutations(KINDS, 2), ("list", "list"), ("sitemap", "sitemap")]
+SCENARIOS = {
+    "future-then-valid": (FUTURE, NEW),
+    "valid-then-future": (NEW, FUTURE),
+    "old-then-new": (OLD, NEW),
+}
+
+
+STREAMED = ("list", "csv", "jsonl")
+"""URL lists, CSV and JSONL files stream (about 40 times faster than holding their entries back to merge):
+a URL in two of them keeps the first's entry (the second is a reported duplicate), unless the first's date
+was left out, in the future: that entry waits, and the second's date is merged in."""
+
+
+def expected(kinds: tuple[str, str], days: tuple[dt.date, dt.date]) -> str | None:
+    """The best valid lastmod of the two sources: the newest not in the future (a log gives none)."""
+    valid = [d for k, d in zip(kinds, days, strict=True) if k != "log" and d != FUTURE]
+    if set(kinds) <= set(STREAMED) and days[0] != FUTURE:
+        return days[0].isoformat()  # streamed: the first, written at once, stands
+    return max(valid).isoformat() if valid else None
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize(("first", "second"), PAIRS)
+def test_generate_keeps_the_best_valid_lastmod_of_two_sources(
+    tmp_path: Path, first: str, second: str, scenario: str
+) -> None:
+    days = SCENARIOS[scenario]
+    args = [*KINDS[first](tmp_path, days[0], "1"), *KINDS[second](tmp_path, days[1], "2")]
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["generate", *args, "--base-url", BASE, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    found = lastmods(out / "sitemap.xml")
+    assert list(found) == [PAGE], found  # one entry
+    want = expected((first, second), days)
+    got = found[PAGE]
+    assert (got[:10] if got else None) == want, (result.stderr, got)
+    merged = not set((first, second)) <= set(STREAMED) or days[0] == FUTURE
+    read = (first, second) if merged else (first,)  # a duplicate is left out before its date is read
+    carriers = [k for k, d in zip(read, days, strict=False) if d == FUTURE and k != "log"]
+    assert result.stderr.count("[future-date]") == len(carriers), result.stderr
+    assert ("[duplicate-url]" not in result.stderr) == merged, result.stderr  # merged, not a duplicate
+
+
+def test_a_url_twice_in_one_held_file_is_still_a_duplicate(tmp_path: Path) -> None:
+    """An entry held back to be merged (an old sitemap's; a list's whose date lies in the future) is merged
+    with other sources' only: a repeat in its own file stays a reported duplicate, the first kept."""
+    old = tmp_path / "old.xml"
+    old.write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"<url><loc>{PAGE}</loc><lastmod>2025-01-01</lastmod></url>\n"
+        f"<url><loc>{PAGE}</loc><lastmod>2025-03-01</lastmod></url>\n</urlset>\n"
+    )
+    first = tmp_path / "a.txt"
+    first.write_text(f"{BASE}b\t2099-01-01\n{BASE}b\t2025-03-01\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["generate", str(old), str(first), "--base-url", BASE, "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{old}:3: warning [duplicate-url]" in result.stderr
+    assert f"{first}:2: warning [duplicate-url]" in result.stderr
+    assert lastmods(out / "sitemap.xml") == {PAGE: "2025-01-01", BASE + "b": None}
+
+
+def test_a_future_mtime_is_reported_and_left_out(tmp_path: Path) -> None:
+    """A folder's --lastmod mtime date is a source's date like any other: a future one is not published."""
+    args = folder(tmp_path, FUTURE, "1")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["generate", *args, "--base-url", BASE, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert lastmods(out / "sitemap.xml") == {PAGE: None}
+    assert f"{tmp_path / 'site-1' / 'a.html'}: warning [future-date] lastmod 2099-01-01" in result.stderr
+
+
+# -- build config.xml: the same through sitemap_gen.py's elements --------------------------------------------
+
+
+def _url(root: Path, day: dt.date, tag: str) -> str:
+    return f'<url href="/a.html" lastmod="{day.isoformat()}"/>'
+
+
+def _urllist(root: Path, day: dt.date, tag: str) -> str:
+    (root / f"list-{tag}.txt").write_text(f"{PAGE} lastmod={day.isoformat()}\n")
+    return f'<urllist path="list-{tag}.txt"/>'
+
+
+def _directory(root: Path, day: dt.date, tag: str) -> str:
+    site = root / f"docroot-{tag}"
+    site.mkdir()
+    (site / "a.html").write_text(HTML)
+    stamp(site / "a.html", day)
+    return f'<directory path="docroot-{tag}" url="{BASE}"/>'
+
+
+def _accesslog(root: Path, day: dt.date, tag: str) -> str:
+    (root / f"access-{tag}.log.gz").write_bytes(gzip.compress(CLF.encode()))
+    return f'<accesslog path="access-{tag}.log*"/>'
+
+
+def _sitemap(root: Path, day: dt.date, tag: str) -> str:
+    old_sitemap(root, day, tag)
+    return f'<sitemap path="old-{tag}.xml"/>'
+
+
+ELEMENTS: dict[str, Callable[[Path, dt.date, str], str]] = {
+    "url": _url,
+    "urllist": _urllist,
+    "directory": _directory,
+    "accesslog": _accesslog,
+    "sitemap": _sitemap,
+}
+
+
+@pytest.mark.parametrize("scenario", ["future-then-valid", "valid-then-future"])
+@pytest.mark.parametrize(("first", "second"), list(itertools.permutations(ELEMENTS, 2)))
+def test_build_config_xml_keeps_the_best_valid_lastmod(
+    tmp_path: Path, first: str, second: str, scenario: str
+) -> None:
+    days = SCENARIOS[scenario]
+    inputs = ELEMENTS[first](tmp_path, days[0], "1") + "\n" + ELEMENTS[second](tmp_path, days[1], "2")
+    config = tmp_path / "config.xml"
+    config.write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<site base_url="{BASE}" store_into="www/sitemap.xml" '
+        f'suppress_search_engine_notify="1">\n{inputs}\n</site>\n'
+    )
+    result = CliRunner().invoke(main, ["build", str(config)])
+    assert result.exit_code == 0, result.output
+    found = lastmods(tmp_path / "www" / "sitemap.xml")
+    kinds = tuple("log" if k == "accesslog" else k for k in (first, second))
+    want = expected((kinds[0], kinds[1]), days)
+    got = found[PAGE]
+    assert (got[:10] if got else None) == want, (result.stderr, got)
+    assert "[duplicate-url]" not in result.stderr
