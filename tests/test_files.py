@@ -127,9 +127,7 @@ WRITER = textwrap.dedent(
 
 
 def _start_writer(target: Path) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     return proc
@@ -187,13 +185,9 @@ def test_ctrl_c_mid_write_leaves_no_temp(tmp_path: Path) -> None:
 # -- parse -o --------------------------------------------------------------------------------------------
 
 
-def _parse(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+def _parse(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sitemapkit", "parse", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        **kw,  # type: ignore[call-overload]
+        [sys.executable, "-m", "sitemapkit", "parse", *args], capture_output=True, text=True, timeout=120
     )
 
 
