@@ -230,3 +230,98 @@ def test_build_config_xml_keeps_the_best_valid_lastmod(
     got = found[PAGE]
     assert (got[:10] if got else None) == want, (result.stderr, got)
     assert "[duplicate-url]" not in result.stderr
+
+
+# -- sitemap_gen.py parity: a long URL in an access log, a relative URL in a <urllist> ----------------------
+
+IIS_HEADER = (
+    "#Software: Microsoft Internet Information Services 10.0\n#Version: 1.0\n"
+    "#Fields: date time s-ip cs-method cs-uri-stem cs-uri-query s-port c-ip cs(User-Agent) sc-status\n"
+)
+
+
+def iis_line(stem: str, query: str = "-") -> str:
+    return f"2025-06-01 00:00:01 10.0.0.1 GET {stem} {query} 80 10.0.0.2 Mozilla/5.0 200\n"
+
+
+def test_a_too_long_url_in_an_iis_log_is_reported_with_file_and_line(tmp_path: Path) -> None:
+    log = tmp_path / "u_ex250601.log"
+    log.write_text(IIS_HEADER + iis_line("/ok.html") + iis_line("/long.html", "q=" + "y" * 2100))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["generate", "--log", str(log), "--base-url", BASE, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert lastmods(out / "sitemap.xml") == {BASE + "ok.html": None}
+    assert f"{log}:5: error [url-too-long] the requested URL has 2132 characters" in result.stderr
+    assert "it begins '/long.html?q=yyy" in result.stderr
+
+
+def test_invalid_urls_in_a_combined_log_are_reported_five_then_counted(tmp_path: Path) -> None:
+    log = tmp_path / "access.log"
+    long = "/p?" + "x" * 2100
+    log.write_text(CLF + "".join(CLF.replace("/a.html", f"{long}{i}") for i in range(7)))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["generate", "--log", str(log), "--base-url", BASE, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert lastmods(out / "sitemap.xml") == {PAGE: None}
+    shown = [line for line in result.stderr.splitlines() if "[url-too-long]" in line]
+    assert [line.split(": error")[0] for line in shown] == [f"{log}:{n}" for n in range(2, 7)]
+    assert f"{log}: error [invalid-url] 2 more requests for invalid URLs not shown (7 in all" in result.stderr
+
+
+def test_build_config_xml_reports_a_too_long_url_of_its_accesslog(tmp_path: Path) -> None:
+    (tmp_path / "ex250601.log").write_text(IIS_HEADER + iis_line("/ok.html") + iis_line("/x" * 1100))
+    config = tmp_path / "config.xml"
+    config.write_text(
+        f'<site base_url="{BASE}" store_into="www/sitemap.xml" suppress_search_engine_notify="1">'
+        '<accesslog path="ex*.log"/></site>'
+    )
+    result = CliRunner().invoke(main, ["build", str(config)])
+    assert result.exit_code == 0, result.output
+    assert lastmods(tmp_path / "www" / "sitemap.xml") == {BASE + "ok.html": None}
+    assert f"{tmp_path / 'ex250601.log'}:5: error [url-too-long]" in result.stderr
+
+
+RELATIVE_LIST = f"{PAGE} lastmod=2025-06-01\n/relative/page.html\nother.html changefreq=daily\n"
+
+
+def test_build_config_xml_drops_a_relative_urllist_url_with_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "urls.txt").write_text(RELATIVE_LIST)
+    config = tmp_path / "config.xml"
+    config.write_text(
+        f'<site base_url="{BASE}" store_into="www/sitemap.xml" suppress_search_engine_notify="1">'
+        '<urllist path="urls.txt"/><url href="/joined.html"/></site>'
+    )
+    result = CliRunner().invoke(main, ["build", str(config)])
+    assert result.exit_code == 0, result.output
+    # as sitemap_gen.py: a <urllist> URL must be full; a <url href> is joined to base_url
+    assert lastmods(tmp_path / "www" / "sitemap.xml") == {PAGE: "2025-06-01", BASE + "joined.html": None}
+    for line, url in ((2, "/relative/page.html"), (3, "other.html")):
+        assert (
+            f"{tmp_path / 'urls.txt'}:{line}: warning [invalid-url] '{url}' is a relative URL"
+            in result.stderr
+        )
+
+
+def test_build_config_xml_drops_a_relative_url_of_a_news_list(tmp_path: Path) -> None:
+    (tmp_path / "news.txt").write_text(f"/n1\tdaily\n{BASE}n2\tdaily\n")
+    config = tmp_path / "config.xml"
+    config.write_text(
+        f'<site base_url="{BASE}" store_into="www/sitemap.xml" sitemap_type="news" '
+        'suppress_search_engine_notify="1"><urllist path="news.txt" tag_order="loc, changefreq"/></site>'
+    )
+    result = CliRunner().invoke(main, ["build", str(config)])
+    assert result.exit_code == 0, result.output
+    assert list(lastmods(tmp_path / "www" / "sitemap.xml")) == [BASE + "n2"]
+    assert f"{tmp_path / 'news.txt'}:1: warning [invalid-url] '/n1' is a relative URL" in result.stderr
+
+
+def test_generate_still_resolves_a_relative_url_of_a_plain_list(tmp_path: Path) -> None:
+    """`generate`'s documented behaviour: a line starting with / is resolved against --base-url."""
+    (tmp_path / "urls.txt").write_text(f"{PAGE}\t2025-06-01\n/relative/page.html\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["generate", str(tmp_path / "urls.txt"), "--base-url", BASE, "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert lastmods(out / "sitemap.xml") == {PAGE: "2025-06-01", BASE + "relative/page.html": None}
+    assert result.stderr == ""

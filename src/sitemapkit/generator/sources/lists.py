@@ -275,7 +275,8 @@ def _list_record(text: str, number: int, fields: _Reporter, sitemap_gen: bool = 
 
     A line without TABs is in sitemap_gen.py's form (`URL key=value ...`) when some token after the URL is
     `key=value`, or always with `sitemap_gen`: then the URL is the first token, and a token that is not
-    `key=value` is reported (`invalid-value`) and ignored."""
+    `key=value` is reported (`invalid-value`) and ignored. With `sitemap_gen`, a relative URL (`/page.html`)
+    is reported and left out, as sitemap_gen.py did; otherwise the writer resolves it against the base URL."""
     if "\t" in text:
         url, *rest = text.split("\t")
         url = url.strip()
@@ -316,9 +317,34 @@ def _list_record(text: str, number: int, fields: _Reporter, sitemap_gen: bool = 
             )
         else:
             values = {}
+    if sitemap_gen and relative_dropped(url, fields.source, number, fields.report):
+        return None
     return TextRecord(
         url, values.get("lastmod"), values.get("changefreq"), values.get("priority"), fields.source, number
     )
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def relative_dropped(url: str, source: str, line: int, report: DiagnosticHandler) -> bool:
+    """True, with a warning naming `source` and `line`, when `url` is relative (`/page.html`): a URL list in
+    sitemap_gen.py's form (its `<urllist>`, plain or news) holds full URLs, and sitemap_gen.py dropped any
+    other with a warning (only `<url>` and access logs were joined to base_url)."""
+    if _SCHEME.match(url) is not None:
+        return False
+    report(
+        Diagnostic.make(
+            "invalid-url",
+            f"{url[:200]!r} is a relative URL: in sitemap_gen.py's form a list holds full URLs only "
+            "(sitemap_gen.py dropped any not starting with base_url, with a warning), so it is left out; "
+            "write the full URL",
+            source=source,
+            line=line,
+            severity=Severity.WARNING,
+        )
+    )
+    return True
 
 
 def _sitemap_gen_fields(url: str, tokens: list[str], fields: _Reporter, line: int) -> dict[str, str]:

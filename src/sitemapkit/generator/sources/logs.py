@@ -14,7 +14,9 @@ cannot be is reported and skipped); without one, as UTF-8 with undecodable bytes
 Files may be gzipped (recognised by their magic bytes). A line counts when its method is GET or HEAD and its
 status is 2xx or 304; the request target is resolved against `base_url` (`/path` targets, or absolute
 `http(s)://` ones), `\\xHH` escapes and raw non-ASCII bytes become `%HH`, existing escapes are kept, and
-URLs outside the scope are dropped. Assets (by extension, `DEFAULT_ASSET_EXTENSIONS`), `exclude` patterns
+URLs outside the scope are dropped. A request for an invalid URL (2,048 characters or more, say) is dropped
+and reported (`url-too-long` or `invalid-url`, with file and line: the first `bad_line_samples` of each
+file, then their count). Assets (by extension, `DEFAULT_ASSET_EXTENSIONS`), `exclude` patterns
 and URLs with fewer than `min_hits` hits are dropped too. A line in no known format is counted as bad;
 the first `bad_line_samples` of each file are reported (`bad-line`, with file and line).
 
@@ -293,6 +295,7 @@ def read_logs(
         w3c = W3CLog(urlsplit(scope.folder).scheme) if log_format == "w3c" else None
         seen: Counter[str] = Counter()
         bad_here = 0
+        invalid_here = 0
         parsed_here = 0
         stream = open_input(path)
         try:
@@ -402,8 +405,18 @@ def read_logs(
                         continue
                 try:
                     url = normalize_url(url_text)
-                except InvalidUrlError:
+                except InvalidUrlError as exc:  # too long (2,048 characters or more), or not a URL
                     dropped["invalid-url"] += 1
+                    invalid_here += 1
+                    if invalid_here <= bad_line_samples:
+                        report(
+                            Diagnostic.make(
+                                exc.code,
+                                f"the requested {exc.reason}; it is left out (it begins {target[:120]!r})",
+                                source=path,
+                                line=number,
+                            )
+                        )
                     continue
                 if url not in scope:
                     dropped["out-of-scope"] += 1
@@ -425,6 +438,15 @@ def read_logs(
                 Diagnostic.make(
                     "bad-line",
                     f"{bad_here - bad_line_samples:,} more bad lines not shown ({bad_here:,} in all)",
+                    source=path,
+                )
+            )
+        if invalid_here > bad_line_samples:
+            report(
+                Diagnostic.make(
+                    "invalid-url",
+                    f"{invalid_here - bad_line_samples:,} more requests for invalid URLs not shown "
+                    f"({invalid_here:,} in all, each left out)",
                     source=path,
                 )
             )

@@ -1,7 +1,8 @@
 """sitemap_gen.py's News URL lists: TAB-separated columns named by a `tag_order` (`loc, changefreq,
 priority, lastmod, publication_date, keywords, stock_tickers, title`).
 
-`loc`, `lastmod`, `changefreq` and `priority` are read as in any URL list. The news fields become a
+`loc`, `lastmod`, `changefreq` and `priority` are read as in a URL list in sitemap_gen.py's form (a relative
+`loc` is reported and left out, as sitemap_gen.py did). The news fields become a
 `<news:news>` block when the source names its publication (`publication = [NAME, LANGUAGE]`, which
 sitemap_gen's config has no place for) and the line has a `publication_date` and a `title`; otherwise the
 URL is kept without it, and the run says why once per file.
@@ -52,7 +53,7 @@ def read_news_list(
     publication: tuple[str, str] | None = None,
 ) -> Iterator[UrlEntry]:
     """The entries of a TAB-separated news list whose columns `tag_order` names (see the module docstring)."""
-    from sitemapkit.generator.sources.lists import _decoded, _Reporter, open_input
+    from sitemapkit.generator.sources.lists import _decoded, _Reporter, open_input, relative_dropped
 
     stream = open_input(name)
     fields = _Reporter(name, report)
@@ -68,6 +69,8 @@ def read_news_list(
                 loc = values.get("loc")
                 if not loc:
                     fields.bad_line("no URL in the loc column; the line is skipped", number)
+                    continue
+                if relative_dropped(loc, fields.source, number, report):
                     continue
                 record = TextRecord(
                     loc, values.get("lastmod"), values.get("changefreq"), values.get("priority"), name, number
