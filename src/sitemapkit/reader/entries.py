@@ -26,6 +26,7 @@ from sitemapkit.core.constants import (
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import Severity
 from sitemapkit.core.errors import InvalidDateError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import check_uri
 from sitemapkit.reader import feeds
@@ -81,6 +82,9 @@ _PLAIN_HOST = r"[a-z0-9]++(?:-++[a-z0-9]++)*+(?:\.[a-z0-9]++(?:-++[a-z0-9]++)*+)
 _PLAIN_URL = re.compile(r"https?://" + _PLAIN_HOST + r"(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*+)?+")
 
 
+_EXCERPT: Final = 80
+"""Most characters of a value that is not a URL shown in a diagnostic (escaped): it may be anything, such as
+a line of an internal file served in place of a text sitemap."""
 _AUTHORITY_PROBLEMS: Final = ("host ", "port ", "no host", "the IPv6")
 """How `check_uri` starts what it says about a URL's host or port."""
 
@@ -177,6 +181,10 @@ class EntryReader:
                 line,
             )
 
+    def _url_like(self, text: str) -> bool:
+        """Whether `text` is an absolute http(s) URL with a host, however badly written."""
+        return _usable_url(text)
+
     def _loc(self, raw: str | None, line: int | None, tag: str = "<loc>") -> str | None:
         """Check a page URL as written: return it (stripped) if usable, else report and return None."""
         if raw is None:
@@ -218,12 +226,13 @@ class EntryReader:
                 url=loc,
             )
             return loc
+        shown = for_terminal(loc, _EXCERPT)
         self._report(
             "invalid-url",
-            f"{tag} {loc!r} is not an absolute http(s) URL ({problem}); it was skipped. "
-            "Write the full URL with scheme and host.",
+            f"{tag} '{shown}' is not an absolute http(s) URL ({for_terminal(problem or '', _EXCERPT)}); it "
+            "was skipped. Write the full URL with scheme and host.",
             line,
-            url=loc,
+            url=shown,
         )
         return None
 

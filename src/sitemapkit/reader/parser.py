@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, cast
 
 from lxml import etree
@@ -29,6 +29,7 @@ from sitemapkit.core.languages import LANGUAGE_CODES, REGION_CODES, hreflang_pro
 from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
 from sitemapkit.reader import feeds
 from sitemapkit.reader.ampersands import _StrayAmpersands
+from sitemapkit.reader.cut import OpenEntry, open_entry, root_closed
 from sitemapkit.reader.entries import (
     _CORE_NAMES,
     _KNOWN_NAMESPACES,
@@ -76,9 +77,23 @@ _PIECE: Final = 4096
 _INDEX_NAMES: Final = ("loc", "lastmod")
 _E_URL, _E_SITEMAP, _E_ITEM, _E_ROOT, _E_OTHER = 0, 1, 2, 3, 4
 _MAX_TEXT_LINE: Final = 64 * 1024
+_MAX_NON_URL_LINES: Final = 5
+"""Lines in a row that are not URLs after which a text file is not read further: it is not a text sitemap
+(an internal file served by mistake), and its lines must not be echoed one by one into the report."""
 _MAX_PARSE_ERRORS: Final = 1000
 _HISTORY_MAX: Final = 4 * 1024 * 1024
 """Most bytes kept for finding a fatal XML error in (when no element completes for that long)."""
+
+
+def _last_open(el: etree._Element) -> bool:
+    """Whether `el` is on the path of last children from the root: the only elements that can still be open
+    where the document ends."""
+    node: etree._Element | None = el
+    while node is not None:
+        if node.getnext() is not None:
+            return False
+        node = node.getparent()
+    return True
 
 
 class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
@@ -152,6 +167,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._history: list[tuple[bytes, int, int, int, int]] = []
         self._column_chars = 0
         self._history_bytes = 0
+        self._history_prev: tuple[bytes, int, int, int, int] | None = None  # the piece before _history
+        self._cut: OpenEntry | None = None  # at close, the entry a cut body ends inside (see cut.py)
+        self._quiet_cut = False  # the cut was reported already (a broken gzip stream, the size cap)
         self._stream_pos = 0
         self._xml_lines = 0  # newlines in the escaped bytes handed to lxml
         self._last_newline = -1
@@ -161,6 +179,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._news_count = 0
         self._text_line = 0
         self._text_overlong = False
+        self._text_misses = 0  # lines in a row that were not URLs
         self._core: dict[str, int] = {}
         self._fast_tags: tuple[
             str, ...
@@ -242,6 +261,15 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._stopped = True
         self.truncated = True
 
+    def _end_cut(self) -> None:
+        """Stop reading a body that broke off (a damaged gzip stream, the size cap), which was reported: the
+        XML read so far is closed, so that the entries complete in it (the last one too, whose end lxml may
+        hold back) are read, and the one it ends inside is not, as when a body ends early."""
+        if self._stage in (_XML, _SEEK):
+            self._quiet_cut = True
+            self._xml_bytes(b"", True)
+        self._stop()
+
     def _raw(self, chunk: bytes, final: bool) -> None:
         """Stage 1: detect gzip, inflate, count and cap the uncompressed size."""
         if self._stage == _START:
@@ -277,7 +305,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                 "compression-error",
                 f"{str(exc).capitalize()}; entries before the damage were kept. Re-create the .gz file.",
             )
-            self._stop()
+            self._end_cut()
             return
         if final:
             self._uncompressed(b"", True)
@@ -303,7 +331,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                     f"The file is larger than the {self.max_uncompressed:,}-byte reading limit; "
                     "reading stopped there.",
                 )
-            self._stop()
+            self._end_cut()
             return
         self.uncompressed_bytes = total
         if before <= MAX_BYTES < total:
@@ -609,10 +637,13 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             self._column_chars = chars if nl >= 0 else self._column_chars + chars
         error: etree.XMLSyntaxError | None = None
         at_close = False
+        progressed = False
         try:
             if data:
                 xml.feed(data if fed is None else fed)
             if final:
+                if data:
+                    progressed = self._drain(xml)
                 at_close = True
                 root = xml.close()
                 if self._root is None and self._entries_seen == 0:
@@ -621,25 +652,32 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                 self._root_closed = True
         except etree.XMLSyntaxError as exc:
             error = exc
-        progressed = self._drain(xml)
+        if error is not None and at_close:
+            progressed = self._drain_cut(xml) or progressed
+        else:
+            progressed = self._drain(xml) or progressed
         if error is None:
             if len(history) > 1 and (progressed or self._history_bytes > _HISTORY_MAX):
                 # lxml got past the start of the newest piece: an error cannot lie before it
                 # (or, for a construct longer than _HISTORY_MAX, seek from the newest piece).
+                self._history_prev = history[-2]
                 del history[:-1]
                 self._history_bytes = len(history[0][0])
             return None
         self._xml = None
         return self._lxml_failed(error, at_close)
 
-    def _drain(self, xml: etree.XMLPullParser) -> bool:
-        """Read the entries lxml completed; say whether it reported any element at all."""
+    def _drain(
+        self, xml: etree.XMLPullParser, events: Iterable[tuple[str, etree._Element]] | None = None
+    ) -> bool:
+        """Read the entries lxml completed (or `events`, when given); say whether it reported any element."""
         kinds = self._tag_kinds
         out = self._out
         before = len(out)
         root = self._root
         last = self._last
-        events = cast("Iterator[tuple[str, etree._Element]]", xml.read_events())
+        if events is None:
+            events = cast("Iterator[tuple[str, etree._Element]]", xml.read_events())
         el: etree._Element | None = None
         tail = False
         for _, el in events:
@@ -680,6 +718,40 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._tail_entry = tail
         self.count += len(out) - before
         return el is not None
+
+    def _drain_cut(self, xml: etree.XMLPullParser) -> bool:
+        """`_drain` after a `close()` that failed: the body ended early. lxml may report elements still open
+        at the end as ended (lxml 6.2 does, 5.x does not), and may have held back the end of the last one
+        that did end; only ends whose end tags are in the bytes received are read (see cut.py)."""
+        events = cast("list[tuple[str, etree._Element]]", list(xml.read_events()))
+        pieces = list(self._history)
+        if self._history_prev is not None:
+            pieces.insert(0, self._history_prev)
+        tail = b"".join(piece[0] for piece in pieces)
+        first_line = pieces[0][2] if pieces else self._stream_line()
+        cut, seen = open_entry(tail, self.kind, first_line)
+        self._cut = cut
+        root_end = root_closed(tail, self._root_local)
+        kept: list[tuple[str, etree._Element]] = []
+        for event in events:
+            el = event[1]
+            kind = self._tag_kinds.get(el.tag)
+            if kind is None:
+                kind = self._classify(el.tag)
+            if kind == _E_ROOT:
+                if root_end or el.getparent() is not None:
+                    kept.append(event)
+                continue
+            if kind in (_E_URL, _E_SITEMAP, _E_ITEM) and (cut is not None or not seen) and _last_open(el):
+                line = self._line(el)
+                if cut is None or line is None or line >= cut.line:
+                    if cut is None:  # its start tag came before the bytes kept: only lxml knows its line
+                        self._cut = OpenEntry(
+                            _split(el.tag)[1] if isinstance(el.tag, str) else "?", line or 0
+                        )
+                    continue  # open when the body ended: its end tag never came
+            kept.append(event)
+        return self._drain(xml, kept) or bool(events)
 
     def _classify(self, tag: Any) -> int:
         kind = _E_OTHER
@@ -765,6 +837,8 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         rest = lines.pop()
         for raw in lines:
             self._text_entry(raw)
+            if self._stopped:
+                return
         if final:
             if rest:
                 self._text_entry(rest)
@@ -791,11 +865,26 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         if not s:
             return
         line = self._text_line
+        text = s.decode("utf-8", "replace")
+        if self._text_misses >= _MAX_NON_URL_LINES - 1 and not self._url_like(text):
+            # not reported as a URL (its text is not shown): reading stops
+            self._report(
+                "invalid-url",
+                f"Lines {line - self._text_misses} to {line} are not URLs: this is not a text sitemap (one "
+                "URL a line), and it was not read further. Check what the server sends for it.",
+                line,
+            )
+            self._buf = b""
+            self._stop()
+            return
         self._count_entry(line)
-        loc = self._loc(s.decode("utf-8", "replace"), line, "The line")
+        loc = self._loc(text, line, "The line")
         if loc is not None:
             self.count += 1
             self._out.append(UrlEntry(loc, sitemap=self.source, line=line))
+            self._text_misses = 0
+        else:
+            self._text_misses += 1
 
     # -- end ---------------------------------------------------------------------------------------------
 

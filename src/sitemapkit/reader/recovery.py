@@ -16,6 +16,7 @@ _HOPELESS: Final = 1000
 further: each costs a fresh lxml parser, so a file of broken entries would cost time for nothing."""
 
 if TYPE_CHECKING:
+    from sitemapkit.reader.cut import OpenEntry
     from sitemapkit.reader.sniff import Kind
 
 
@@ -40,12 +41,16 @@ class Recovery:
     _xml: etree.XMLPullParser | None
     _history: list[tuple[bytes, int, int, int, int]]
     _history_bytes: int
+    _history_prev: tuple[bytes, int, int, int, int] | None
+    _cut: OpenEntry | None
+    _quiet_cut: bool
     _stream_pos: int
     _last_newline: int
     _column_chars: int
     _line_offset: int
     _root_closed: bool
     _root_local: str
+    _root_line: int
     _root_start: bytes | None
     _root: etree._Element | None
     _entries_seen: int
@@ -76,6 +81,7 @@ class Recovery:
         and line start, to seek the next entry in (None when reading stops)."""
         history, self._history = self._history, []
         self._history_bytes = 0
+        self._history_prev = None
         if history:
             _, start, start_line, start_line_start, start_chars = history[0]
             kept = b"".join(piece[0] for piece in history) if len(history) > 1 else history[0][0]
@@ -98,6 +104,7 @@ class Recovery:
             parser_column = exc.position[1] if exc.position else 1
         msg = msg.split(", line ")[0].rstrip(".")
         line = (lineno or 1) + self._line_offset
+        before = False
         # Where the error is in the stream: lxml gives a line and a column in characters (counted from
         # where the parser started reading the line); find the line in `kept`, then the byte.
         if line > start_line:
@@ -113,17 +120,21 @@ class Recovery:
             line_start = start_line_start
             skip = parser_column - 1 - start_chars
             at = start + _char_bytes(kept, 0, skip) if skip > 0 else start
-        else:
+            before = skip < 0
+        else:  # an error libxml2 went on after, in bytes no longer kept: its line and column are lxml's
             line_start = at = start
+            before = True
         if last is not None and last.level != etree.ErrorLevels.FATAL and at_close and self._root_closed:
             # only namespace errors, in a complete document: it was read
             self._stage = _SKIP
             # (namespace errors do not stop libxml2: this one may lie before the bytes still kept)
             self._parse_error(f"The XML is not well-formed: {msg}.", line, parser_column)
             return None
-        column = at - line_start + 1
-        if at_close and line == self._stream_line():
+        column = parser_column if before else at - line_start + 1
+        if at_close and (line == self._stream_line() or not self._root_closed):
             # an error at the end of the data: where libxml2 counts it depends on how the bytes were fed
+            # (and where a cut body ends is where the bytes end, whatever libxml2 says)
+            line = self._stream_line()
             column = self._stream_pos - self._last_newline
         if not self._fatal(msg, line, column, at_close):
             return None
@@ -147,12 +158,8 @@ class Recovery:
             )
             return False
         if at_close:
-            self._parse_error(
-                f"The document ends before </{self._root_local}> ({msg}): the file is truncated "
-                f"or a tag is not closed. Complete entries before line {line} were kept.",
-                line,
-                column,
-            )
+            if not self._quiet_cut:  # else the cut was reported already
+                self._parse_error(self._cut_message(line), line, column)
             self.truncated = True
             return False
         self._parse_error(f"The XML is not well-formed: {msg}.", line, column)
@@ -175,6 +182,21 @@ class Recovery:
         self._stage = _SEEK
         return True
 
+    def _cut_message(self, line: int) -> str:
+        """What a body that ends before the root's end tag is told, saying where it ends and what was open."""
+        cut = self._cut
+        if cut is not None:
+            opened = f" opened at line {cut.line}" if cut.line else ""
+            return (
+                f"The document ends inside <{cut.name}> (line {line}){opened}: the body was cut short; the "
+                "unfinished entry was dropped."
+            )
+        return (
+            f"The document ends inside <{self._root_local}> (line {line}) opened at line {self._root_line}, "
+            f"before </{self._root_local}>: the body was cut short (or a tag is not closed); the complete "
+            "entries before it were kept."
+        )
+
     def _nul(self) -> None:
         """A NUL byte, never allowed in XML, is next in the stream: stop the parser here.
 
@@ -186,6 +208,7 @@ class Recovery:
         self._xml = None
         self._history = []
         self._history_bytes = 0
+        self._history_prev = None
         line = self._stream_line()
         line_start = self._last_newline + 1
         if self._fatal(
@@ -229,6 +252,7 @@ class Recovery:
             return None
         self._resumed_at = buf_base + at
         self._column_chars = 0
+        self._history_prev = None
         self._xml = self._new_lxml_parser(self._entry_names)
         self._root = None
         self._synced = False
