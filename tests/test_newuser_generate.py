@@ -325,3 +325,94 @@ def test_generate_still_resolves_a_relative_url_of_a_plain_list(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert lastmods(out / "sitemap.xml") == {PAGE: "2025-06-01", BASE + "relative/page.html": None}
     assert result.stderr == ""
+
+
+# -- globs in sitemapkit.toml, and --print-toml keeping config.xml's --------------------------------
+
+
+def clf(path: str, day: int = 1) -> str:
+    return f'1.2.3.4 - - [0{day}/Mar/2025:10:00:00 +0000] "GET {path} HTTP/1.1" 200 5 "-" "Mozilla/5.0"\n'
+
+
+def test_print_toml_keeps_a_glob_that_then_takes_a_rotated_log(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "access.log").write_text(clf("/a.html"))
+    (logs / "access.log.1.gz").write_bytes(gzip.compress(clf("/b.html").encode()))
+    config = tmp_path / "config.xml"
+    config.write_text(
+        f'<site base_url="{BASE}" store_into="www/sitemap.xml" suppress_search_engine_notify="1">\n'
+        '  <accesslog path="logs/access.log*"/>\n</site>\n'
+    )
+    printed = CliRunner().invoke(main, ["build", "--print-toml", str(config)])
+    assert printed.exit_code == 0, printed.output
+    assert 'path = ["logs/access.log*"]' in printed.stdout  # the pattern, not today's two file names
+    toml = tmp_path / "sitemapkit.toml"
+    toml.write_text(printed.stdout.replace('dir = "www"', 'dir = "from-toml"'))
+    # logrotate: access.log.1.gz -> .2.gz, access.log -> .1, a new access.log
+    (logs / "access.log.1.gz").rename(logs / "access.log.2.gz")
+    (logs / "access.log").rename(logs / "access.log.1")
+    (logs / "access.log").write_text(clf("/c.html", 2))
+    for args, out in ((["build", str(toml)], "from-toml"), (["build", str(config)], "www")):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert "3 lines, 3 pages" in result.stdout
+        assert sorted(lastmods(tmp_path / out / "sitemap.xml")) == [
+            BASE + p for p in ("a.html", "b.html", "c.html")
+        ]
+
+
+def write_toml(root: Path, sources: str) -> Path:
+    toml = root / "sitemapkit.toml"
+    toml.write_text(f'base_url = "{BASE}"\nstate = false\n\n[output]\ndir = "out"\n\n{sources}')
+    return toml
+
+
+def test_a_toml_list_glob_is_expanded_sorted_at_build_time(tmp_path: Path) -> None:
+    from sitemapkit.generator.config import load_config
+
+    (tmp_path / "lists").mkdir()
+    for name in ("b.txt", "a.txt", "notes.md"):
+        (tmp_path / "lists" / name).write_text(f"{BASE}{name}\n")
+    (tmp_path / "lists" / "c.txt").mkdir()  # a folder is not a file: not matched
+    toml = write_toml(tmp_path, '[[source]]\ntype = "list"\npath = "lists/*.txt"\n')
+    loaded = load_config(toml)
+    assert loaded.lists == (str(tmp_path / "lists" / "*.txt"),)  # kept a pattern until the build runs
+    (tmp_path / "lists" / "0.txt").write_text(f"{BASE}zero\n")  # after the load, before the run
+    result = CliRunner().invoke(main, ["build", str(toml)])
+    assert result.exit_code == 0, result.output
+    assert list(lastmods(tmp_path / "out" / "sitemap.xml")) == [BASE + "zero", BASE + "a.txt", BASE + "b.txt"]
+
+
+def test_a_toml_glob_that_matches_nothing_is_an_error_naming_the_line(tmp_path: Path) -> None:
+    toml = write_toml(tmp_path, '[[source]]\ntype = "log"\npath = ["logs/access.log*"]\n')
+    result = CliRunner().invoke(main, ["build", str(toml)])
+    assert result.exit_code == 1
+    assert f"{toml}:9: source[1].path: no file matches the pattern 'logs/access.log*'" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_glob_that_matched_at_load_and_matches_nothing_at_run_publishes_nothing(tmp_path: Path) -> None:
+    from sitemapkit.generator.config import ConfigError, load_config
+
+    (tmp_path / "u1.csv").write_text(f"loc\n{BASE}a\n")
+    toml = write_toml(tmp_path, '[[source]]\ntype = "csv"\npath = "u*.csv"\n')
+    loaded = load_config(toml)
+    (tmp_path / "u1.csv").unlink()
+    with pytest.raises(ConfigError, match=r"no file matches the pattern .*u\*\.csv"):
+        loaded.run()
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_toml_glob_checks_the_kind_of_each_file_and_a_bracketed_name_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "x1.csv").write_text(f"loc\n{BASE}a\n")
+    (tmp_path / "x2.txt").write_text(f"{BASE}b\n")
+    toml = write_toml(tmp_path, '[[source]]\ntype = "csv"\npath = "x*"\n')
+    result = CliRunner().invoke(main, ["build", str(toml)])
+    assert result.exit_code == 1 and "x2.txt' is read as list (by its extension), not csv" in result.stderr
+    (tmp_path / "x2.txt").unlink()
+    (tmp_path / "urls[1].txt").write_text(f"{BASE}bracketed\n")  # an existing file is itself, not a pattern
+    toml = write_toml(tmp_path, '[[source]]\ntype = "list"\npath = "urls[1].txt"\n')
+    result = CliRunner().invoke(main, ["build", str(toml)])
+    assert result.exit_code == 0, result.output
+    assert list(lastmods(tmp_path / "out" / "sitemap.xml")) == [BASE + "bracketed"]

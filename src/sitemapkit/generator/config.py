@@ -20,7 +20,9 @@ Paths in the file are relative to the file's folder. Every unknown key and every
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import glob
 import os
 import re
 import tomllib
@@ -43,6 +45,26 @@ SOURCE_TYPES = ("list", "csv", "jsonl", "folder", "log", "sitemap", "crawl")
 
 class ConfigError(InputError):
     """A config file that cannot be used: the message names the file, line and key."""
+
+
+_MAGIC = re.compile(r"[*?[]")
+
+
+def is_glob(path: str | os.PathLike[str]) -> bool:
+    """Whether a source path is a glob pattern (`logs/access.log*`): one holding `*`, `?` or `[`."""
+    return _MAGIC.search(os.fspath(path)) is not None
+
+
+def expand_path(path: str | os.PathLike[str]) -> list[str]:
+    """The files a source path names, as sitemap_gen.py expanded its paths: a glob pattern gives the files
+    it matches, sorted (folders are not files); a file whose name holds `*`, `?` or `[` is itself; `-` is
+    standard input. An empty list when nothing matches (the callers say where, with the file and line)."""
+    name = os.fspath(path)
+    if name == "-" or os.path.isfile(name):
+        return [name]
+    if not is_glob(name):
+        return []
+    return sorted(p for p in glob.glob(name) if os.path.isfile(p))
 
 
 @dataclass(frozen=True)
@@ -128,8 +150,26 @@ class BuildConfig:
             "naming": self.output.naming,
             "replace_existing": self.output.replace_existing,
         }
+        options["logs"] = tuple(
+            dataclasses.replace(log, paths=tuple(p for path in log.paths for p in self._expand(path)))
+            for log in self.logs
+        )
+        lists: list[str | ListSource] = []
+        for source in self.lists:
+            if isinstance(source, str):
+                lists += self._expand(source)
+            else:
+                lists += (dataclasses.replace(source, path=p) for p in self._expand(source.path))
         options.update(kwargs)
-        return generate(self.lists, self.output.dir, self.base_url, **options)
+        return generate(tuple(lists), self.output.dir, self.base_url, **options)
+
+    def _expand(self, path: str) -> list[str]:
+        """A source path's files now, at build time (a glob sees today's rotated logs, not the load's)."""
+        found = expand_path(path)
+        if not found:
+            what = "no file matches the pattern" if is_glob(path) else "no such file:"
+            raise ConfigError(f"{self.path}: {what} {path} (a source's path); nothing was built")
+        return found
 
 
 def build(path: str | os.PathLike[str] = DEFAULT_CONFIG, **kwargs: Any) -> PublishResult:
@@ -271,6 +311,17 @@ class _Reader:
         if not path.is_file():
             raise self.fail(key, f"{path} is not a file" if path.exists() else f"{path} does not exist")
         return path
+
+    def source_path(self, key: Key, value: str) -> str:
+        """A source's path made absolute: a file, or a glob pattern (`logs/access.log*`) that matches some
+        file now. A pattern is kept as it is and expanded again when the build runs (`BuildConfig.run`), so
+        it takes the files of that day; one that matches nothing is an error, as in sitemap_gen.py."""
+        path = self.file(value)
+        if path.is_file() or not is_glob(value):
+            return str(self.existing_file(key, value))
+        if not expand_path(path):
+            raise self.fail(key, f"no file matches the pattern {value!r} ({path})")
+        return str(path)
 
     def check(self, key: Key, make: Callable[..., object], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -452,14 +503,17 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         encoding = _encoding(r, source, (*key, "encoding"))
         if kind == "sitemap":
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
-                lists.append(ListSource(str(r.existing_file((*key, "path"), p)), kind="sitemap"))
+                lists.append(ListSource(r.source_path((*key, "path"), p), kind="sitemap"))
         elif kind in ("list", "csv", "jsonl"):
             extra = _list_options(r, source, key)
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
                 if p == "-" and kind != "list":
                     raise r.fail((*key, "path"), f"standard input ('-') is read as a URL list, not {kind}")
-                _check_kind(r, (*key, "path"), kind, p)
-                name = p if p == "-" else str(r.existing_file((*key, "path"), p))
+                if not is_glob(p):
+                    _check_kind(r, (*key, "path"), kind, p)
+                name = p if p == "-" else r.source_path((*key, "path"), p)
+                for each in expand_path(name) if is_glob(p) else ():
+                    _check_kind(r, (*key, "path"), kind, each)
                 lists.append(ListSource(name, encoding, **extra) if encoding or extra else name)
         elif kind == "folder":
             folder = r.require(source, (*key, "path"), str)
@@ -489,7 +543,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
             paths = r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key)
             logs.append(
                 LogSource(
-                    tuple(str(r.existing_file((*key, "path"), p)) for p in paths),
+                    tuple(r.source_path((*key, "path"), p) for p in paths),
                     min_hits=r.integer(source, (*key, "min_hits"), 1, 2**31, 1),
                     strip_query=r.get(source, (*key, "strip_query"), bool, False),
                     exclude=r.strings(source, (*key, "exclude")),

@@ -13,8 +13,9 @@ A file is one when its content is an XML document whose root is `<site>` (`is_si
 Every element and attribute of 1.4 and 1.5 is read with sitemap_gen's meaning; an unknown element or
 attribute, or a value sitemap_gen refused, is a `ConfigError` naming the file and line.
 
-- `urllist`, `accesslog` and `sitemap` paths are globs (sorted; one that matches nothing is an error);
-  relative paths are taken from the config file's folder.
+- `urllist`, `accesslog` and `sitemap` paths are globs, expanded when the build runs (sorted; one that
+  matches nothing is an error); relative paths are taken from the config file's folder. `to_toml` keeps
+  the pattern, which `sitemapkit.toml` takes as it is.
 - Filters apply to the whole URL, in file order; the first that matches decides (`UrlFilter`).
 - `store_into` names the output folder and files as sitemap_gen did: `sitemap.xml.gz`, `sitemap1.xml.gz`,
   ..., and the index `sitemap_index.xml` (never gzipped) when there are several files.
@@ -29,7 +30,6 @@ attribute, or a value sitemap_gen refused, is a `ConfigError` naming the file an
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -44,6 +44,7 @@ from sitemapkit.generator.config import (
     BuildConfig,
     ConfigError,
     OutputConfig,
+    expand_path,
     load_config,
 )
 from sitemapkit.generator.rules import UrlFilter
@@ -119,12 +120,13 @@ class _Xml:
     def file(self, value: str) -> Path:
         return (self.folder / os.path.expanduser(value)).resolve()
 
-    def globbed(self, el: etree._Element, value: str) -> list[str]:
-        pattern = os.path.join(self.folder, os.path.expanduser(value))
-        found = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
-        if not found:
+    def pattern(self, el: etree._Element, value: str) -> str:
+        """`value` made absolute, kept a glob: the build expands it when it runs (`BuildConfig.run`), and
+        `--print-toml` writes it as it is. One that matches no file now is an error, as in sitemap_gen.py."""
+        path = str(self.file(value))
+        if not expand_path(path):
             raise self.fail(el, f"no file matches path={value!r}", "path")
-        return [str(Path(p).resolve()) for p in found]
+        return path
 
 
 def load_sitemap_gen(path: str | os.PathLike[str], raw: bytes | None = None) -> BuildConfig:
@@ -197,21 +199,17 @@ def load_sitemap_gen(path: str | os.PathLike[str], raw: bytes | None = None) -> 
                 tags = _tag_order(x, el, a.get("tag_order"))
             elif "tag_order" in a:
                 raise x.fail(el, 'tag_order is for news lists (sitemap_type="news")', "tag_order")
-            for p in x.globbed(el, value):
-                lists.append(ListSource(p, encoding, sitemap_gen=True, tag_order=tags))
+            lists.append(ListSource(x.pattern(el, value), encoding, sitemap_gen=True, tag_order=tags))
         elif el.tag == "directory":
             folders.append(_directory(x, el, a, base_url))
         elif el.tag == "accesslog":
             value = _required(x, el, a, "path")
             encoding = _encoding(x, el, "encoding", a.get("encoding")) or default_encoding
             logs.append(
-                LogSource(
-                    tuple(x.globbed(el, value)), encoding=encoding, statuses=frozenset({200}), assets=()
-                )
+                LogSource((x.pattern(el, value),), encoding=encoding, statuses=frozenset({200}), assets=())
             )
         elif el.tag == "sitemap":
-            for p in x.globbed(el, _required(x, el, a, "path")):
-                lists.append(ListSource(p, kind="sitemap"))
+            lists.append(ListSource(x.pattern(el, _required(x, el, a, "path")), kind="sitemap"))
         else:
             filters.append(_filter(x, el, a))
     if not (lists or folders or logs or records):
