@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gzip as gzip_module
 import os
 import signal
 import stat
@@ -232,3 +233,39 @@ def test_parse_sweeps_the_temps_a_killed_run_left(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert temps(tmp_path) == []
     assert out.read_text().count("https://e.com/") == 50
+
+
+@pytest.mark.parametrize("gzip", [False, True])
+def test_generate_never_follows_a_link_planted_at_its_predictable_temp_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gzip: bool
+) -> None:
+    """The writer's temporary names are `.LABEL.TOKEN.tmp`, and the token shows in its lock file's name
+    while it runs: a user who can write to the output folder could plant links at the names to come.
+    They are created exclusively: the run stops with an error naming the file, the linked file untouched."""
+    import secrets as secrets_module
+
+    from click.testing import CliRunner
+
+    from sitemapkit.cli import main
+
+    monkeypatch.setattr(secrets_module, "token_hex", lambda n=None: "deadbeef")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(f"https://e.com/{i}\n" for i in range(10)))
+    args = ["generate", str(urls), "--base-url", "https://e.com/", "--out", str(out), *(["--gzip"] * gzip)]
+    final = out / ("sitemap.xml.gz" if gzip else "sitemap.xml")
+    for planted in (".sitemap-1.body.deadbeef.tmp", ".sitemap-1.deadbeef.tmp"):
+        (out / planted).symlink_to(victim)
+        result = CliRunner().invoke(main, args)
+        assert victim.read_text() == "precious\n"
+        assert result.exit_code == 1, result.output
+        assert f"{planted}: cannot write (File exists); nothing was published" in result.output
+        assert not final.exists()
+        (out / planted).unlink(missing_ok=True)  # the failed run removes its temporary names
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    data = final.read_bytes()
+    assert (gzip_module.decompress(data) if gzip else data).count(b"<loc>") == 10

@@ -106,12 +106,13 @@ class GzipWriter:
 def assemble_gzip(temp: str, header: bytes, spool: str, footer: bytes, level: int, name: str) -> None:
     """Write `header`, the bytes of the file `spool` and `footer` to `temp` as one gzip stream, flushed to
     disk (fsync); then remove `spool`."""
-    with open(temp, "wb") as raw:
+    # the body first (a missing one creates nothing); `temp` exclusively: a link planted at the temporary
+    # name is not followed
+    with open(spool, "rb") as body, open(temp, "xb") as raw:
         with GzipWriter(raw, level, name) as out:
             out.write(header)
-            with open(spool, "rb") as body:
-                while chunk := body.read(_CHUNK):
-                    out.write(chunk)
+            while chunk := body.read(_CHUNK):
+                out.write(chunk)
             out.write(footer)
         raw.flush()
         os.fsync(raw.fileno())

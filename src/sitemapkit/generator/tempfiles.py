@@ -27,6 +27,9 @@ _TEMP: Final = re.compile(
     r"\.(?P<token>[0-9a-f]{8})\.tmp(?:-journal|-wal|-shm)?"
 )
 _LOCK: Final = re.compile(r"\.sitemapkit-run\.(?P<token>[0-9a-f]{8})\.lock")
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
+"""Lock files are opened without following a symbolic link planted at their name (a link there is left
+alone, as a lock nobody can take)."""
 
 
 def lock_name(token: str) -> str:
@@ -42,7 +45,7 @@ class RunLock:
         if fcntl is None:
             return
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | _NOFOLLOW, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:  # a sweep may have removed the file between open and flock: then take a new one
                 same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
@@ -84,7 +87,7 @@ def remove_stale(folder: Path, keep: str) -> list[str]:
         fd: int | None = None
         if token in locks:
             try:
-                fd = os.open(folder / lock_name(token), os.O_RDWR | os.O_CLOEXEC)
+                fd = os.open(folder / lock_name(token), os.O_RDWR | os.O_CLOEXEC | _NOFOLLOW)
             except OSError:
                 continue
             try:

@@ -556,6 +556,8 @@ class SitemapWriter:
         return n
 
     def _temp(self, label: str) -> Path:
+        # The name is predictable once the lock file shows the token: every temporary file is created
+        # exclusively ("x"), so a symbolic link planted at one makes the run fail instead of being followed.
         path = self.out_dir / f".{label}.{self._token}.tmp"
         self._temps.append(path)
         return path
@@ -570,11 +572,11 @@ class SitemapWriter:
 
     def _new_part(self) -> _Part:
         spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
-        handle = open(spool, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
+        handle = open(spool, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
         return _Part(spool, handle)
 
     def _open_out(self, path: Path) -> tuple[IO[bytes] | GzipWriter, IO[bytes]]:
-        raw = open(path, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller
+        raw = open(path, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller
         if not self.gzip:
             return raw, raw
         return GzipWriter(raw, self.gzip_level), raw
@@ -613,7 +615,7 @@ class SitemapWriter:
             else:
                 assemble_gzip(str(temp), header, str(spool), footer, self.gzip_level, name)
             return
-        with open(temp, "wb", buffering=_COPY_CHUNK) as raw:
+        with open(temp, "xb", buffering=_COPY_CHUNK) as raw:
             raw.write(header)
             with open(spool, "rb") as body:
                 shutil.copyfileobj(body, raw, _COPY_CHUNK)
@@ -768,7 +770,8 @@ class SitemapWriter:
         if self.xsl_default:
             stylesheet = self.out_dir / f"{self.name}.xsl"
             temp = self._temp(stylesheet.name)
-            temp.write_bytes(resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes())
+            with open(temp, "xb") as xsl:
+                xsl.write(resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes())
             renames.insert(0, (temp, stylesheet))
         removed, unchanged = self._commit(renames)
         return PublishResult(
@@ -793,7 +796,7 @@ class SitemapWriter:
         out: IO[bytes] | GzipWriter
         raw: IO[bytes]
         if plain:  # never gzipped
-            out = raw = open(temp, "wb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed below
+            out = raw = open(temp, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed below
         else:
             out, raw = self._open_out(temp)
         size = len(header) + len(footer)
@@ -823,7 +826,8 @@ class SitemapWriter:
             if manifest.read_text("utf-8") == text:
                 return  # already says so: an unchanged rebuild rewrites nothing
         temp = self._temp(manifest.name)
-        temp.write_text(text, "utf-8")
+        with open(temp, "x", encoding="utf-8") as f:
+            f.write(text)
         os.replace(temp, manifest)
         self._temps.remove(temp)
 
