@@ -302,6 +302,22 @@ def test_build_config_xml_drops_a_relative_urllist_url_with_a_warning(tmp_path: 
         )
 
 
+def test_a_toml_list_in_sitemap_gen_form_drops_a_relative_url_and_a_plain_one_joins_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "strict.txt").write_text("/strict.html\n")
+    (tmp_path / "plain.txt").write_text("/plain.html\n")
+    sources = '[[source]]\ntype = "list"\npath = "strict.txt"\nsitemap_gen = true\n\n'
+    toml = write_toml(tmp_path, sources + '[[source]]\ntype = "list"\npath = "plain.txt"\n')
+    result = CliRunner().invoke(main, ["build", str(toml)])
+    assert result.exit_code == 0, result.output
+    assert list(lastmods(tmp_path / "out" / "sitemap.xml")) == [BASE + "plain.html"]
+    assert (
+        f"{tmp_path / 'strict.txt'}:1: warning [invalid-url] '/strict.html' is a relative URL"
+        in result.stderr
+    )
+
+
 def test_build_config_xml_drops_a_relative_url_of_a_news_list(tmp_path: Path) -> None:
     (tmp_path / "news.txt").write_text(f"/n1\tdaily\n{BASE}n2\tdaily\n")
     config = tmp_path / "config.xml"
