@@ -10,7 +10,9 @@ from typing import Any
 
 from sitemapkit.audit.findings import Finding
 from sitemapkit.core.dates import format_w3c
+from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.model import Lastmod
+from sitemapkit.core.urls import normalize_url
 from sitemapkit.crawl.probe import PageCheck
 
 SOFT_404 = re.compile(
@@ -248,6 +250,50 @@ def _is_response_time(check: PageCheck) -> bool:
     return abs(as_datetime(check.last_modified) - as_datetime(check.date)) <= dt.timedelta(seconds=2)
 
 
+def hreflang_mismatch(listing: Listing, check: PageCheck) -> Finding | None:
+    """`hreflang-sitemap-mismatch` when the page names hreflang alternates and so does its sitemap entry, and
+    the two disagree on another language version (a language one of them leaves out, or another URL for
+    it). The page's reference to itself is left out of the comparison; a page or an entry without any
+    alternates is not compared (giving them in one place is enough)."""
+    url = listing.url
+
+    def pairs(items: tuple[tuple[str, str], ...]) -> set[tuple[str, str]]:
+        return {(hreflang.strip().lower(), _normal(href)) for hreflang, href in items if _normal(href) != url}
+
+    sitemap, page = pairs(listing.alternates), pairs(check.alternates)
+    if not listing.alternates or not check.alternates or sitemap == page:
+        return None
+    only_sitemap, only_page = sorted(sitemap - page), sorted(page - sitemap)
+
+    def shown(items: list[tuple[str, str]]) -> str:
+        return ", ".join(f"{h} {u}" for h, u in items[:5]) + (" …" if len(items) > 5 else "")
+
+    said = []
+    if only_sitemap:
+        said.append(f"the sitemap gives {shown(only_sitemap)}, which the page does not name")
+    if only_page:
+        said.append(f"the page names {shown(only_page)}, which its sitemap entry does not give")
+    return Finding.make(
+        "hreflang-sitemap-mismatch",
+        url,
+        "The page's hreflang links and its sitemap entry's alternates disagree: " + "; ".join(said) + ".",
+        sitemap=listing.sitemap,
+        line=listing.line,
+        status=check.status,
+        evidence={
+            "only_in_sitemap": [list(p) for p in only_sitemap],
+            "only_on_page": [list(p) for p in only_page],
+        },
+    )
+
+
+def _normal(url: str) -> str:
+    try:
+        return normalize_url(url)
+    except InvalidUrlError:
+        return url
+
+
 def soft_404(check: PageCheck) -> str | None:
     """The title or heading that says the page is not there, if one does."""
     for text in (check.title, check.h1):
@@ -264,4 +310,4 @@ def median(values: list[int]) -> float:
     return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-__all__ = ["Listing", "UrlRow", "judge", "soft_404"]
+__all__ = ["Listing", "UrlRow", "hreflang_mismatch", "judge", "soft_404"]

@@ -20,6 +20,9 @@ class CodeHelp:
     severity: Severity
     explanation: str
     fix: str
+    checked: bool = False
+    """Found by checking a listed URL live, so counted over the URLs checked: with `--sample`, over the
+    sample (its share then estimates the whole tree's); the others are counted over the whole tree."""
 
 
 E, W = Severity.ERROR, Severity.WARNING
@@ -30,10 +33,42 @@ AUDIT_CODES: dict[str, CodeHelp] = {
         CodeHelp(
             "sitemap-not-in-robots",
             W,
-            "The sitemaps were found only at a well-known path (or the one audited is not named by "
-            "robots.txt): search engines other than those you submit to by hand may never find them.",
+            "The sitemaps were found only at a well-known path (or the one audited is neither named by "
+            "robots.txt nor listed by an index it names): search engines other than those you submit to by "
+            "hand may never find them.",
             "Add a 'Sitemap: https://…/sitemap.xml' line for each sitemap (or index) to robots.txt "
             "(`sitemapkit robots` writes it).",
+        ),
+        CodeHelp(
+            "site-unreachable",
+            E,
+            "The site gave no answer when its robots.txt was asked for: the host name does not resolve "
+            "(DNS), nothing listens on the port (connection refused), the connection was cut, or no answer "
+            "came in time. This says nothing about what robots.txt contains: it could not be read.",
+            "Check the address (scheme, host, port) and that the server runs and answers within --timeout, "
+            "then audit again.",
+        ),
+        CodeHelp(
+            "urls-outside-folder",
+            W,
+            "The sitemap lists URLs of its own host outside its folder (a sitemap at /sitemaps/x.xml lists "
+            "/page), and neither it nor an index above it is named in robots.txt. The sitemaps.org location "
+            "rule (sitemaps.org/protocol.html#location) lets a sitemap list only URLs under its own folder, "
+            "and engines that apply it drop the others; a sitemap named in the host's robots.txt may list "
+            "any URL of that host (sitemaps.org/protocol.html#sitemaps_cross_submits; Google Search Central "
+            "blog, 2008-02-28, 'Cross-submissions via robots.txt on Sitemaps.org'), and so may one submitted "
+            "in Search Console. A warning, not an error: a sitemap submitted by hand works for that engine.",
+            "Move the sitemap up to the folder that holds its URLs (usually the site's root), or name it (or "
+            "its index) in robots.txt with a 'Sitemap:' line.",
+        ),
+        CodeHelp(
+            "urls-on-other-host",
+            E,
+            "The sitemap lists URLs of another host, scheme or port. Search engines accept them only when "
+            "that host's robots.txt names this sitemap (sitemaps.org/protocol.html#sitemaps_cross_submits) "
+            "or both sites are verified together in Search Console; otherwise they are dropped.",
+            "List only URLs of the sitemap's own scheme, host and port; or add 'Sitemap: <this sitemap>' to "
+            "the other host's robots.txt and audit with --allow-host HOST.",
         ),
         CodeHelp(
             "url-redirect",
@@ -41,6 +76,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The listed URL answers with a redirect (3xx or meta refresh; or its redirects loop). Search "
             "Console reports it as 'Page with redirect'; the sitemap should list final URLs only.",
             "List the redirect's target instead (if it is not listed already) and drop the old URL.",
+            checked=True,
         ),
         CodeHelp(
             "url-error",
@@ -48,12 +84,14 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The listed URL answers 4xx or 5xx ('Submitted URL not found (404)', 'Submitted URL has crawl "
             "issue').",
             "Remove the URL from the sitemap, or restore the page (or redirect it and list the target).",
+            checked=True,
         ),
         CodeHelp(
             "url-unreachable",
             E,
             "No answer at all: DNS failure, refused connection, timeout, a connection cut midway.",
             "Check that the host resolves and answers in time, or remove the URL.",
+            checked=True,
         ),
         CodeHelp(
             "url-noindex",
@@ -61,6 +99,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The page asks not to be indexed (robots meta or X-Robots-Tag), yet the sitemap submits it "
             "('Submitted URL marked noindex').",
             "Remove the page from the sitemap, or remove the noindex if it should be indexed.",
+            checked=True,
         ),
         CodeHelp(
             "url-canonicalized",
@@ -68,6 +107,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The page's rel=canonical names another URL ('Alternate page with proper canonical tag'): "
             "the sitemap lists a duplicate.",
             "List the canonical URL instead, or point the canonical at the page itself.",
+            checked=True,
         ),
         CodeHelp(
             "url-blocked",
@@ -75,6 +115,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "robots.txt disallows the URL for crawlers: it is listed but cannot be crawled ('Submitted URL "
             "blocked by robots.txt'). It was not fetched.",
             "Remove the URL from the sitemap, or allow it in robots.txt.",
+            checked=True,
         ),
         CodeHelp(
             "url-soft-404",
@@ -82,6 +123,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The page answers 200 but looks like an error page: its title or heading says 'not found' and "
             "its body is much smaller than the site's median page. A heuristic: check it.",
             "Answer 404 or 410 for missing pages and remove them from the sitemap.",
+            checked=True,
         ),
         CodeHelp(
             "url-not-html",
@@ -89,12 +131,14 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The listed URL is not an HTML page (an image, a PDF, a feed …) and its entry is not an image "
             "or video entry.",
             "List pages only; put media in image or video entries of the page that shows them.",
+            checked=True,
         ),
         CodeHelp(
             "lastmod-future",
             W,
             "The sitemap's lastmod is later than the server's clock when the page answered.",
             "Write the page's real modification time; check the generator's clock and timezone.",
+            checked=True,
         ),
         CodeHelp(
             "lastmod-stale",
@@ -102,6 +146,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The sitemap's lastmod is older than the date the page itself gives (JSON-LD dateModified, "
             "article:modified_time, or Last-Modified): crawlers are told nothing changed.",
             "Update the sitemap's lastmod when the page changes (`generate --state` does it).",
+            checked=True,
         ),
         CodeHelp(
             "lastmod-ahead",
@@ -109,6 +154,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The sitemap's lastmod is newer than the date the page itself gives: often the build time "
             "written for every URL, which teaches crawlers to ignore lastmod.",
             "Write each page's real modification time, not the time the sitemap was built.",
+            checked=True,
         ),
         CodeHelp(
             "url-in-several-sitemaps",
@@ -124,6 +170,17 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "pairs.",
             "Make every page of a language group name all the others (and itself), on the pages or in the "
             "sitemap.",
+            checked=True,
+        ),
+        CodeHelp(
+            "hreflang-sitemap-mismatch",
+            W,
+            "The page's own hreflang links and the sitemap's alternates for it disagree: one names a "
+            "language version the other does not (or another URL for it). One of them is out of date, and "
+            "search engines are given two different language groups for the page.",
+            "Write the page's <link rel=alternate hreflang> and the sitemap's xhtml:link from the same data, "
+            "or give the alternates in one place only.",
+            checked=True,
         ),
         CodeHelp(
             "url-not-in-sitemap",
@@ -138,6 +195,7 @@ AUDIT_CODES: dict[str, CodeHelp] = {
             "The sitemap lists the page, but the crawl from the home page found no link to it: search "
             "engines see it as unimportant.",
             "Link to the page from the site's navigation or from related pages.",
+            checked=True,
         ),
     )
 }
@@ -205,4 +263,20 @@ class Finding:
         return out
 
 
-__all__ = ["AUDIT_CODES", "CodeHelp", "Finding", "help_for"]
+def site_unreachable(root: str, robots_url: str, reason: str, found_any: bool) -> Finding:
+    """`site-unreachable`: robots.txt could not be fetched at all, and why (refused, DNS, timeout)."""
+    then = (
+        "Search engines fetch nothing from a host whose robots.txt they cannot read (RFC 9309, 2.3.1.4)."
+        if found_any
+        else "Nothing else could be checked: whether robots.txt names a sitemap is not known."
+    )
+    return Finding.make(
+        "site-unreachable",
+        None,
+        f"{root} does not answer: {robots_url} could not be fetched ({reason}). {then}",
+        sitemap=robots_url,
+        evidence={"robots_url": robots_url, "error": reason},
+    )
+
+
+__all__ = ["AUDIT_CODES", "CodeHelp", "Finding", "help_for", "site_unreachable"]

@@ -11,11 +11,15 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from sitemapkit.audit.check import UrlRow
 from sitemapkit.audit.findings import SEVERITY_ORDER, Finding, help_for
 from sitemapkit.core.diagnostics import Severity
-from sitemapkit.core.errors import InputError
+from sitemapkit.core.errors import InputError, InvalidUrlError
+from sitemapkit.core.escape import csv_cell
+from sitemapkit.core.files import atomic_write
+from sitemapkit.core.urls import normalize_url
 
 FORMAT_VERSION = 1
 CSV_FIELDS = (
@@ -81,6 +85,12 @@ class AuditReport:
             sorted(counts.items(), key=lambda kv: (SEVERITY_ORDER[help_for(kv[0]).severity], -kv[1], kv[0]))
         )
 
+    def counted_over(self, code: str) -> str:
+        """What a code's count is a count of: `sample` (found by checking the URLs of a `--sample`: its
+        share there estimates the tree's) or `all` (exact: every sitemap was read, every chosen URL
+        checked)."""
+        return "sample" if self.sample is not None and help_for(code).checked else "all"
+
     def score(self) -> int:
         """0-100: the share of checked URLs without problems (a URL with only warnings counts a quarter
         against), less 2 points per error in the sitemap files themselves (at most 40); 0 when no URL could
@@ -114,7 +124,8 @@ class AuditReport:
             "errors": self.errors,
             "warnings": self.warnings,
             "by_code": {
-                c: {"severity": help_for(c).severity.value, "count": n} for c, n in self.by_code().items()
+                c: {"severity": help_for(c).severity.value, "count": n, "counted_over": self.counted_over(c)}
+                for c, n in self.by_code().items()
             },
             "status_codes": dict(sorted(status.items())),
             "indexability": dict(Counter(r.indexability for r in self.rows).most_common()),
@@ -154,7 +165,7 @@ class AuditReport:
             for r in self.rows:
                 d = r.to_dict()
                 d["findings"] = ";".join(r.codes)
-                w.writerow(["" if d[k] is None else d[k] for k in CSV_FIELDS])
+                w.writerow([_cell(d[k]) for k in CSV_FIELDS])
 
         _write(path, write, newline="")
 
@@ -194,6 +205,61 @@ class AuditReport:
         return any(f.severity is Severity.ERROR for f in pool)
 
 
+def _cell(value: object) -> object:
+    """A CSV cell: text through `csv_cell` (a URL, a content type or a date a site chose may start like
+    a formula), numbers as they are, nothing as an empty cell."""
+    if value is None:
+        return ""
+    return csv_cell(value) if isinstance(value, str) else value
+
+
+def site_of(target: str) -> str:
+    """The site (scheme://host:port/) an audit target belongs to."""
+    try:
+        parts = urlsplit(normalize_url(target))
+    except InvalidUrlError:
+        return target
+    return f"{parts.scheme}://{parts.netloc}/"
+
+
+def check_baseline(baseline: dict[str, Any], target: str, path: str | None = None) -> None:
+    """`InputError` when `baseline` is the report of another site than `target`'s: compared, every finding
+    would be new and every old one fixed, which says nothing."""
+    theirs = baseline.get("target")
+    if not isinstance(theirs, str):
+        return
+    if site_of(theirs) != site_of(target):
+        name = f"{path}: " if path else ""
+        raise InputError(
+            f"{name}the baseline is an audit of {site_of(theirs)}, not of {site_of(target)}; findings of "
+            "two sites cannot be compared (give a report of this site, or leave out --baseline)"
+        )
+
+
+def check_output(path: str | os.PathLike[str], what: str) -> None:
+    """`InputError` unless a report can be written at `path`: its folder exists and a file can be made
+    there, and `path` is not a folder or anything but a regular file. Checked before the audit starts, so
+    that a mistyped path does not cost the whole run."""
+    target = os.fspath(path)
+    if not target:
+        raise InputError(f"{what}: the path is empty")
+    if os.path.isdir(target):
+        raise InputError(f"{target}: is a folder; give a file name for {what}")
+    if os.path.lexists(target) and not os.path.isfile(target):
+        raise InputError(f"{target}: not a regular file; give a file name for {what}")
+    folder = os.path.dirname(target) or "."
+    if not os.path.isdir(folder):
+        raise InputError(f"{target}: the folder {folder} does not exist ({what})")
+    probe = os.path.join(folder, f".{os.path.basename(target)}.probe{os.getpid()}")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write in {folder} ({exc.strerror or exc}) ({what})") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
+
+
 def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A previous `audit --json` report; `InputError` naming the file when it is not one."""
     try:
@@ -220,17 +286,14 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _write(path: str | os.PathLike[str], write: Any, newline: str | None = None) -> None:
-    """Write to a temporary file beside `path`, then rename: a failed run leaves no half file."""
+    """Write through `atomic_write` (a temporary file beside `path`, then a rename): a failed run leaves
+    no half file."""
     target = os.fspath(path)
-    tmp = f"{target}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8", newline=newline) as out:
+        with atomic_write(target, "w", newline=newline) as out:
             write(out)
-        os.replace(tmp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None
 
 
-__all__ = ["AuditReport", "load_baseline", "wilson"]
+__all__ = ["AuditReport", "check_baseline", "check_output", "load_baseline", "site_of", "wilson"]

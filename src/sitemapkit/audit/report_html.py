@@ -9,6 +9,8 @@ numbers of the page and of the JSON are the same numbers.
 # ruff: noqa: E501  (the inline CSS and JavaScript below keep their natural line lengths)
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import os
@@ -32,6 +34,20 @@ INDEXABILITY_COLOURS = {
     "unreachable": RED,
     "unchecked": GREY,
 }
+
+
+_SCRIPT_UNSAFE = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def script_json(value: Any) -> str:
+    """`value` as JSON to embed in an HTML `<script>` element: `<`, `>` and `&` written as `\\u003c`,
+    `\\u003e`, `\\u0026` (so no `</script>`, `<!--` or `<script` a site wrote in a lastmod, a title or a URL
+    can end the element or switch the HTML parser into its escaped states), and U+2028 / U+2029 as
+    `\\u2028` / `\\u2029`. The same JSON to `JSON.parse`: these characters only ever occur inside
+    strings, where the escapes mean the same characters."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_UNSAFE)
 
 
 def _e(value: object) -> str:
@@ -189,6 +205,11 @@ def _findings(data: dict[str, Any]) -> str:
         h = help_for(code)
         sev = item["severity"]
         examples = [f for f in data["findings"] if f["code"] == code][:5]
+        basis = ""
+        if data["sample"]:
+            said = "in the sample" if item.get("counted_over") == "sample" else "exact"
+            basis = f'<span class="basis muted">{said}</span>'
+
         ex = "".join(
             f'<li><span class="url">{_e(f["url"] or f["sitemap"] or "")}</span>'
             f'<span class="muted"> {_e(f["message"])}</span></li>'
@@ -197,7 +218,7 @@ def _findings(data: dict[str, Any]) -> str:
         groups[sev].append(
             f'<article class="finding {sev}" data-code="{_e(code)}">'
             f'<header><span class="pill {"err" if sev == "error" else "warn"}">{sev}</span> '
-            f'<code>{_e(code)}</code><span class="count" data-count="code:{_e(code)}">'
+            f'<code>{_e(code)}</code>{basis}<span class="count" data-count="code:{_e(code)}">'
             f"{item['count']:,}</span>"
             f'</header><p>{_e(h.explanation)}</p><p class="fix"><b>Fix:</b> {_e(h.fix)}</p>'
             f'<details><summary>Examples</summary><ul class="examples">{ex}</ul></details></article>'
@@ -227,16 +248,19 @@ def render(report: AuditReport) -> str:
     if data["sample"]:
         sm = data["sample"]
         rows = "".join(
-            f"<tr><td><code>{_e(c)}</code></td><td>{v['share']:.1%}</td>"
+            f"<tr><td><code>{_e(c)}</code></td><td>{v['count']:,}</td><td>{v['share']:.1%}</td>"
             f"<td>{v['low']:.1%} – {v['high']:.1%}</td><td>~{v['estimate']:,}</td></tr>"
             for c, v in sm.get("shares", {}).items()
         )
         sample = (
             f"<section><h2>Sample</h2><p>{sm.get('checked', 0):,} URLs drawn at random (seed {sm['seed']}) "
-            f"from {sm['population']:,}. Each share has a 95% confidence interval (Wilson).</p>"
-            '<div class="scroll"><table class="static"><thead><tr><th>Finding</th><th>Share</th>'
-            "<th>95% CI</th>"
-            f"<th>Estimated URLs</th></tr></thead><tbody>{rows}</tbody></table></div></section>"
+            f"from {sm['population']:,}. The findings of the live checks are counted in the sample; each "
+            "share has a 95% confidence interval (Wilson) and gives an estimate for all listed URLs. The "
+            "counts of the other findings (the sitemap files, read in full) are exact.</p>"
+            '<div class="scroll"><table class="static"><thead><tr><th>Finding</th><th>In the sample</th>'
+            "<th>Share</th><th>95% CI</th>"
+            f"<th>Estimate, all {sm['population']:,} listed</th></tr></thead><tbody>{rows}</tbody></table>"
+            "</div></section>"
         )
     baseline = ""
     if data["baseline"]:
@@ -267,11 +291,9 @@ def render(report: AuditReport) -> str:
             f'<div class="stat"><b>{c["orphans"]:,}</b><span>orphans</span></div>'
         )
     notes = "".join(f'<p class="note">{_e(n)}</p>' for n in data["notes"])
-    payload = json.dumps(
-        {"urls": data["urls"], "findings": data["findings"], "baseline": bool(data["baseline"])},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    ).replace("</", "<\\/")
+    payload = script_json(
+        {"urls": data["urls"], "findings": data["findings"], "baseline": bool(data["baseline"])}
+    )
     via = data["discovery"].get("via")
     return PAGE.format(
         title=_e(f"Sitemap audit · {data['target']}"),
@@ -293,6 +315,12 @@ def render(report: AuditReport) -> str:
             if data["baseline"]
             else ""
         ),
+        baseline_class=" has-baseline" if data["baseline"] else "",
+        baseline_th=(
+            '\n<th data-key="baseline" class="w-base"><button type="button">Baseline</button></th>'
+            if data["baseline"]
+            else ""
+        ),
         notes=notes,
         findings=_findings(data),
         charts=graphs,
@@ -301,6 +329,7 @@ def render(report: AuditReport) -> str:
         payload=payload,
         css=CSS,
         js=JS,
+        script_hash=SCRIPT_HASH,
     )
 
 
@@ -343,6 +372,7 @@ padding:12px 16px;margin:0}
 .finding header{display:flex;align-items:center;gap:8px;flex-wrap:wrap}
 .finding header code{font-size:.95rem;font-weight:600}
 .finding .count{margin-left:auto;font-weight:700;font-size:1.1rem}
+.finding .basis{margin-left:auto;font-size:.8rem}.finding .basis+.count{margin-left:0}
 .finding p{margin:6px 0}.fix{color:#24492c}
 .examples{margin:6px 0 0;padding-left:18px}.examples li{margin:3px 0}
 details summary{cursor:pointer;color:var(--blue);font-size:.9rem}
@@ -357,14 +387,23 @@ background:#fff;min-width:0}
 .controls input{flex:1 1 220px}
 .scroll{overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:10px}
 table{border-collapse:collapse;width:100%;font-size:.88rem}
+table.rows{table-layout:fixed}
 th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);vertical-align:top}
-th{background:#f0f2f5;position:sticky;top:0;white-space:nowrap}
-th button{all:unset;cursor:pointer;font-weight:600}
+td{overflow-wrap:break-word}
+td.url,td.long{overflow-wrap:anywhere}
+th{background:#f0f2f5;position:sticky;top:0;z-index:1}
+th[data-key]{padding:0}
+th button{all:unset;box-sizing:border-box;display:block;width:100%;padding:7px 10px;cursor:pointer;font-weight:600}
+th button:hover{background:#e4e8ee}
+th button:focus-visible{outline:2px solid var(--blue);outline-offset:-2px}
 th button::after{content:" ↕";color:#9aa1a9}
 th[aria-sort=ascending] button::after{content:" ↑";color:var(--fg)}
 th[aria-sort=descending] button::after{content:" ↓";color:var(--fg)}
-td.url{min-width:260px}
-td.nw{white-space:nowrap}
+.w-url{width:25%}.w-status{width:7%}.w-index{width:12%}.w-codes{width:17%}.w-date{width:10.5%}.w-depth{width:6.5%}
+.w-sitemap{width:11.5%}
+.w-sev{width:8%}.w-code{width:15%}.w-furl{width:24%}.w-msg{width:31%}.w-fsitemap{width:10%}.w-line{width:5.5%}
+.w-base{width:7%}.has-baseline .w-msg{width:24%}
+.controls select.sort{display:none}
 .tag{display:inline-block;white-space:nowrap;background:#f0f2f5;border-radius:4px;padding:0 6px;margin:1px 2px 1px 0;
 font-size:.8rem;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 tr:hover td{background:#fafbfc}
@@ -384,9 +423,9 @@ footer{margin-top:40px;color:var(--muted);font-size:.82rem}
 .gauge{width:84px;height:84px}.grid,.findings{grid-template-columns:1fr}
 .stat{min-width:78px;padding:5px 9px}.stat b{font-size:1.05rem}
 .scroll{overflow:visible;background:none;border:0}
+.controls select.sort{display:block;flex:1 1 100%}
 table.rows,table.rows tbody{display:block;width:100%}
 table.rows thead{position:absolute;left:-9999px}
-table.rows td.nw{white-space:normal}
 .tags{min-width:0}
 table.rows tr{display:block;background:var(--card);border:1px solid var(--line);border-radius:8px;margin:0 0 8px;
 padding:6px 10px}
@@ -405,13 +444,19 @@ function cell(v){return v===null||v===undefined?"":Array.isArray(v)?v.join(", ")
 function table(id,rows,cols,filters){
   var root=document.getElementById(id),tbody=root.querySelector("tbody"),shown=root.querySelector(".shown"),
       more=root.querySelector(".more"),search=root.querySelector("input[type=search]");
-  var state={key:null,dir:1,limit:200};
-  var labels=[].map.call(root.querySelectorAll("th[data-key]"),function(th){return th.textContent;});
-  root.querySelectorAll("th[data-key]").forEach(function(th){
-    th.querySelector("button").addEventListener("click",function(){
-      var k=th.dataset.key;state.dir=state.key===k?-state.dir:1;state.key=k;
-      root.querySelectorAll("th[data-key]").forEach(function(o){o.removeAttribute("aria-sort");});
-      th.setAttribute("aria-sort",state.dir>0?"ascending":"descending");draw();});});
+  var state={key:null,dir:1,limit:200},heads=[].slice.call(root.querySelectorAll("th[data-key]")),
+      sorter=root.querySelector("select.sort");
+  var labels=heads.map(function(th){return th.textContent;});
+  heads.forEach(function(th){[["1","↑"],["-1","↓"]].forEach(function(d){var o=document.createElement("option");
+    o.value=th.dataset.key+" "+d[0];o.textContent=th.textContent+" "+d[1];sorter.appendChild(o);});});
+  function sortBy(k,dir){state.key=k;state.dir=dir;
+    heads.forEach(function(o){if(o.dataset.key===k)o.setAttribute("aria-sort",dir>0?"ascending":"descending");
+      else o.removeAttribute("aria-sort");});
+    sorter.value=k?k+" "+dir:"";draw();}
+  heads.forEach(function(th){th.querySelector("button").addEventListener("click",function(){
+    var k=th.dataset.key;sortBy(k,state.key===k?-state.dir:1);});});
+  sorter.addEventListener("change",function(){var v=sorter.value.split(" ");
+    sortBy(v[0]||null,v[0]?Number(v[1]):1);});
   filters.forEach(function(f){
     var sel=root.querySelector("select[data-filter="+f+"]"),seen={};
     rows.forEach(function(r){[].concat(r[f]===null?[]:r[f]).forEach(function(v){seen[v]=(seen[v]||0)+1;});});
@@ -437,7 +482,8 @@ function table(id,rows,cols,filters){
           t.textContent=code;box.appendChild(t);});if(box.firstChild)td.appendChild(box);}
         else if(c==="sitemap"&&v){td.textContent=v.replace(/^[a-z]+:\/\/[^\/]+/i,"");td.title=v;}
         else{td.textContent=cell(v);}
-        td.className=c==="url"?"url":c==="message"?"":"nw";tr.appendChild(td);});frag.appendChild(tr);});
+        td.className=c==="url"?"url":c==="message"||c==="sitemap"||/lastmod/.test(c)?"long":"";
+        tr.appendChild(td);});frag.appendChild(tr);});
     tbody.replaceChildren(frag);
     shown.textContent="Showing "+Math.min(out.length,state.limit).toLocaleString("en")+" of "+
       out.length.toLocaleString("en")+" matching ("+rows.length.toLocaleString("en")+" in all)";
@@ -445,16 +491,20 @@ function table(id,rows,cols,filters){
   draw();}
 table("urls",data.urls,["url","status","indexability","codes","lastmod","page_lastmod","depth","sitemap"],
   ["indexability","codes"]);
-table("all-findings",data.findings,["severity","code","url","message","status","sitemap","line","baseline"],
-  data.baseline?["severity","code","baseline"]:["severity","code"]);
+table("all-findings",data.findings,["severity","code","url","message","status","sitemap","line"].concat(
+  data.baseline?["baseline"]:[]),data.baseline?["severity","code","baseline"]:["severity","code"]);
 })();
 """
+
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
+"""The Content-Security-Policy lets exactly the script above run, no other inline script (the data is in
+a `<script type="application/json">`, which is not run)."""
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; \
-script-src 'unsafe-inline'; img-src data:">
+script-src '{script_hash}'; img-src data:">
 <title>{title}</title><style>{css}</style></head>
 <body><main>
 <section class="hero">{gauge}<div class="who"><h1>Sitemap audit</h1>
@@ -473,25 +523,34 @@ script-src 'unsafe-inline'; img-src data:">
 <section id="urls"><h2>URLs</h2>
 <div class="controls"><input type="search" placeholder="Filter URLs…" aria-label="Filter URLs">
 <select data-filter="indexability" aria-label="Indexability"><option value="">Any indexability</option></select>
-<select data-filter="codes" aria-label="Finding"><option value="">Any finding</option></select></div>
+<select data-filter="codes" aria-label="Finding"><option value="">Any finding</option></select>
+<select class="sort" aria-label="Sort URLs by"><option value="">Sort: as listed</option></select></div>
 <div class="shown"></div>
 <div class="scroll"><table class="rows"><thead><tr>
-<th data-key="url"><button>URL</button></th><th data-key="status"><button>Status</button></th>
-<th data-key="indexability"><button>Indexability</button></th><th data-key="codes"><button>Findings</button></th>
-<th data-key="lastmod"><button>lastmod</button></th><th data-key="page_lastmod"><button>Page date</button></th>
-<th data-key="depth"><button>Depth</button></th><th data-key="sitemap"><button>Sitemap</button></th>
-</tr></thead><tbody></tbody></table></div><button class="more" hidden>Show more</button></section>
+<th data-key="url" class="w-url"><button type="button">URL</button></th>
+<th data-key="status" class="w-status"><button type="button">Status</button></th>
+<th data-key="indexability" class="w-index"><button type="button">Indexability</button></th>
+<th data-key="codes" class="w-codes"><button type="button">Findings</button></th>
+<th data-key="lastmod" class="w-date"><button type="button">lastmod</button></th>
+<th data-key="page_lastmod" class="w-date"><button type="button">Page date</button></th>
+<th data-key="depth" class="w-depth"><button type="button">Depth</button></th>
+<th data-key="sitemap" class="w-sitemap"><button type="button">Sitemap</button></th>
+</tr></thead><tbody></tbody></table></div><button type="button" class="more" hidden>Show more</button></section>
 <section id="all-findings"><h2>All findings</h2>
 <div class="controls"><input type="search" placeholder="Filter findings…" aria-label="Filter findings">
 <select data-filter="severity" aria-label="Severity"><option value="">Any severity</option></select>
-<select data-filter="code" aria-label="Code"><option value="">Any code</option></select>{baseline_filter}</div>
+<select data-filter="code" aria-label="Code"><option value="">Any code</option></select>{baseline_filter}
+<select class="sort" aria-label="Sort findings by"><option value="">Sort: worst first</option></select></div>
 <div class="shown"></div>
-<div class="scroll"><table class="rows"><thead><tr>
-<th data-key="severity"><button>Severity</button></th><th data-key="code"><button>Code</button></th>
-<th data-key="url"><button>URL</button></th><th data-key="message"><button>Message</button></th>
-<th data-key="status"><button>Status</button></th><th data-key="sitemap"><button>Sitemap</button></th>
-<th data-key="line"><button>Line</button></th><th data-key="baseline"><button>Baseline</button></th>
-</tr></thead><tbody></tbody></table></div><button class="more" hidden>Show more</button></section>
+<div class="scroll"><table class="rows{baseline_class}"><thead><tr>
+<th data-key="severity" class="w-sev"><button type="button">Severity</button></th>
+<th data-key="code" class="w-code"><button type="button">Code</button></th>
+<th data-key="url" class="w-furl"><button type="button">URL</button></th>
+<th data-key="message" class="w-msg"><button type="button">Message</button></th>
+<th data-key="status" class="w-status"><button type="button">Status</button></th>
+<th data-key="sitemap" class="w-fsitemap"><button type="button">Sitemap</button></th>
+<th data-key="line" class="w-line"><button type="button">Line</button></th>{baseline_th}
+</tr></thead><tbody></tbody></table></div><button type="button" class="more" hidden>Show more</button></section>
 <section><h2>Sitemap tree</h2>{tree}</section>
 <footer>Written by sitemapkit audit. One file: no network request is made to show it.</footer>
 </main>

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from sitemapkit.audit.check import Listing, UrlRow, judge, median, soft_404
-from sitemapkit.audit.findings import AUDIT_CODES, Finding, help_for
-from sitemapkit.audit.report import AuditReport, load_baseline, wilson
+from sitemapkit.audit.check import Listing, UrlRow, hreflang_mismatch, judge, median, soft_404
+from sitemapkit.audit.findings import AUDIT_CODES, Finding, help_for, site_unreachable
+from sitemapkit.audit.report import AuditReport, check_baseline, load_baseline, wilson
+from sitemapkit.audit.scope import ScopeCheck, listed_by, url_key
 from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
@@ -37,6 +38,9 @@ from sitemapkit.crawl.frontier import Frontier
 from sitemapkit.crawl.policy import CrawlRules, origin_of
 from sitemapkit.crawl.probe import PageCheck, Prober
 from sitemapkit.reader.discover import discover, sitemaps_in_robots
+
+UNREACHABLE = 599
+"""The status the prober records for a robots.txt that could not be fetched at all."""
 
 SOFT_404_MIN_PAGES = 5
 """Pages needed for a meaningful median page size (fewer: the title or heading alone decides)."""
@@ -133,7 +137,14 @@ def audit(
         scope = Scope(root, hosts)
     except InvalidUrlError as exc:
         raise UsageError(f"--allow-host: {exc}") from None
-    previous = load_baseline(baseline) if isinstance(baseline, str | os.PathLike) else baseline
+    previous: dict[str, Any] | None
+    if isinstance(baseline, str | os.PathLike):
+        baseline_path: str | None = os.fspath(baseline)
+        previous = load_baseline(os.fspath(baseline))
+    else:
+        previous, baseline_path = baseline, None
+    if previous is not None:  # a report of another site is refused before anything is fetched
+        check_baseline(previous, target, baseline_path)
     options = CrawlOptions(
         root,
         CrawlRules(scope, max_depth=max_depth),
@@ -173,6 +184,7 @@ class _Run:
         self.now = now
         self.on_progress = on_progress
         self.listings: dict[str, Listing] = {}
+        self.scope = ScopeCheck(options.start_url)
 
     def _entry(self, entry: UrlEntry) -> None:
         try:
@@ -188,7 +200,8 @@ class _Run:
         listing.places.append((entry.sitemap or "", entry.line))
 
     def _finding(self, d: Diagnostic) -> None:
-        self.report.findings.append(Finding.from_diagnostic(d))
+        if not self.scope.take(d):  # url-not-allowed: one finding per file, after the walk
+            self.report.findings.append(Finding.from_diagnostic(d))
 
     async def check(
         self, root: str, sitemap: str | None, sample: int | None, seed: int, max_urls: int | None
@@ -201,27 +214,23 @@ class _Run:
             robots_url = root + "robots.txt"
             rules, text = await prober.robots(origin_of(root))
             named = sitemaps_in_robots(text, robots_url) if rules.status < 300 else []
-            named_keys = {_key(u) for u in named}
+            named_keys = {url_key(u) for u in named}
             via = "robots"
+            unreachable: str | None = None
             if sitemap is not None:
                 sitemaps = [sitemap]
                 via = "argument"
-                if _key(sitemap) not in named_keys:
-                    report.findings.append(
-                        Finding.make(
-                            "sitemap-not-in-robots",
-                            None,
-                            f"robots.txt ({rules.status}) does not name {sitemap} in a Sitemap: line.",
-                            sitemap=sitemap,
-                            evidence={"robots_url": robots_url, "named": named},
-                        )
-                    )
+                if rules.status == UNREACHABLE:  # why: discover() says (robots.txt asked once more)
+                    unreachable = (await discover(root, fetcher, well_known=())).error or "no answer"
             elif named:
                 sitemaps = named
             else:
                 found = await discover(root, fetcher)
-                sitemaps, via = found.sitemaps, "well-known"
-                for url in sitemaps:
+                sitemaps, via = found.sitemaps, found.via or "well-known"
+                unreachable = found.error
+                if found.via == "robots":  # robots.txt answered this time
+                    named, named_keys = sitemaps, {url_key(u) for u in sitemaps}
+                for url in sitemaps if found.via == "well-known" else ():
                     report.findings.append(
                         Finding.make(
                             "sitemap-not-in-robots",
@@ -238,7 +247,12 @@ class _Run:
                 "via": via if sitemaps else None,
                 "sitemaps": sitemaps,
             }
+            if unreachable is not None:
+                report.discovery["robots_error"] = unreachable
+                report.findings.append(site_unreachable(root, robots_url, unreachable, bool(sitemaps)))
             if not sitemaps:
+                if unreachable is not None:
+                    return
                 report.findings.append(
                     Finding(
                         "no-sitemap",
@@ -267,6 +281,21 @@ class _Run:
                 on_entry=self._entry,
             )
             report.files = [f.to_dict() | {"urls": f.urls} for f in validation.files]
+            submitted = set(named_keys)
+            if sitemap is not None and unreachable is None and url_key(sitemap) not in named_keys:
+                submitted |= await listed_by(named, fetch)  # the indexes robots.txt names, one level
+                if url_key(sitemap) not in submitted:
+                    report.findings.append(
+                        Finding.make(
+                            "sitemap-not-in-robots",
+                            None,
+                            f"robots.txt ({rules.status}) names neither {sitemap} in a Sitemap: line nor an "
+                            "index that lists it.",
+                            sitemap=sitemap,
+                            evidence={"robots_url": robots_url, "named": named},
+                        )
+                    )
+            report.findings.extend(self.scope.findings(report.files, submitted))
             report.notes.extend(validation.notes)
             report.listed = len(self.listings)
             self._several()
@@ -395,6 +424,8 @@ class _Run:
 
         for url, check in checks.items():
             listing = self.listings[url]
+            if (mismatch := hreflang_mismatch(listing, check)) is not None:
+                self.report.findings.append(mismatch)
             mine = {u: h for h, u in listing.alternates} | {u: h for h, u in check.alternates}
             for other, hreflang in mine.items():
                 if other == url or other not in checks:
@@ -425,7 +456,8 @@ class _Run:
         counts: dict[str, int] = {}
         for row in rows:
             for code in row.codes:
-                counts[code] = counts.get(code, 0) + 1
+                if help_for(code).checked:  # the others are counted over the whole tree, exactly
+                    counts[code] = counts.get(code, 0) + 1
         shares = {}
         for code, k in sorted(counts.items(), key=lambda kv: -kv[1]):
             low, high = wilson(k, n)
@@ -439,13 +471,6 @@ class _Run:
                 "estimate_high": round(high * population),
             }
         self.report.sample.update(checked=n, shares=shares)
-
-
-def _key(url: str) -> str:
-    try:
-        return normalize_url(url)
-    except InvalidUrlError:
-        return url
 
 
 def _coverage(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -9,13 +10,17 @@ from typing import Any
 
 import click
 
-from sitemapkit.audit.report import AuditReport
+from sitemapkit.audit.report import AuditReport, check_output
 from sitemapkit.audit.run import AuditProgress
 from sitemapkit.audit.run import audit as run_audit
 from sitemapkit.cli._output import plural
 from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.escape import for_terminal
 from sitemapkit.crawl.engine import CrawlProgress
+
+MESSAGE_LIMIT = 500
+"""Characters of a URL or message shown on the terminal (the files have them whole)."""
 
 
 @click.command()
@@ -109,7 +114,11 @@ def audit(
       sitemapkit audit https://example.com/sitemap_index.xml --sample 2000 --seed 7
       sitemapkit audit https://example.com/ --crawl --max-pages 5000 --baseline last.json --fail-on error
     """
+    outputs = [
+        (p, what) for p, what in ((json_path, "--json"), (csv_path, "--csv"), (html_path, "--html")) if p
+    ]
     try:
+        _check_outputs(outputs, crawl_db)
         with _progress() as (on_progress, on_crawl):
             report = run_audit(
                 site_or_sitemap_url,
@@ -131,41 +140,84 @@ def audit(
                 on_progress=on_progress,
                 on_crawl_progress=on_crawl,
             )
-        if json_path:
-            report.write_json(json_path)
-        if csv_path:
-            report.write_csv(csv_path)
-        if html_path:
-            from sitemapkit.audit.report_html import write_html
-
-            write_html(report, html_path)
     except KeyboardInterrupt:
         click.echo("sitemapkit audit: interrupted", err=True)
         sys.exit(130)
     except UsageError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise click.UsageError(for_terminal(str(exc))) from None
     except InputError as exc:
-        click.secho(f"error: {exc}", fg="red" if sys.stderr.isatty() else None, err=True)
+        _error(str(exc))
         sys.exit(2)
+    failed = _write_reports(report, outputs)
     print_summary(report, max_findings, color=sys.stdout.isatty())
+    if failed:
+        for message in failed.values():
+            _error(message)
+        written = [p for p, _ in outputs if p not in failed]
+        click.echo(
+            f"the other reports were written: {for_terminal(', '.join(written))}"
+            if written
+            else "no report was written",
+            err=True,
+        )
+        sys.exit(2)
     sys.exit(1 if report.failed(fail_on) else 0)
 
 
+def _error(message: str) -> None:
+    click.secho(f"error: {for_terminal(message)}", fg="red" if sys.stderr.isatty() else None, err=True)
+
+
+def _check_outputs(outputs: list[tuple[str, str]], crawl_db: str | None) -> None:
+    """Every path the run will write, checked before it starts (a mistyped folder would otherwise be
+    found after the whole audit)."""
+    seen: dict[str, str] = {}
+    for path, what in [*outputs, *([(crawl_db, "--crawl-db")] if crawl_db else [])]:
+        key = os.path.realpath(path)
+        if key in seen:
+            raise UsageError(f"{seen[key]} and {what} name the same file {path!r}")
+        seen[key] = what
+        check_output(path, what)
+
+
+def _write_reports(report: AuditReport, outputs: list[tuple[str, str]]) -> dict[str, str]:
+    """Write each report asked for; one that fails does not stop the others. The failures, by path."""
+    from sitemapkit.audit.report_html import write_html
+
+    writers: dict[str, Callable[[str], None]] = {
+        "--json": report.write_json,
+        "--csv": report.write_csv,
+        "--html": lambda path: write_html(report, path),
+    }
+    failed: dict[str, str] = {}
+    for path, what in outputs:
+        try:
+            writers[what](path)
+        except InputError as exc:
+            failed[path] = str(exc)
+    return failed
+
+
 def print_summary(report: AuditReport, limit: int, *, color: bool) -> None:
-    """Counts by code and severity, worst first; the first `limit` findings; the score."""
+    """Counts by code and severity, worst first; the first `limit` findings; the score. Every text that
+    comes from the site (URLs, messages quoting a sitemap or a page) goes through `for_terminal`."""
 
     def style(text: str, **kw: Any) -> str:
         return click.style(text, **kw) if color else text
+
+    def safe(text: str) -> str:
+        return for_terminal(text, MESSAGE_LIMIT)
 
     s = report.summary()
     d = report.discovery
     if d.get("sitemaps"):
         named = d["sitemaps"]
         more = f" and {len(named) - 3:,} more" if len(named) > 3 else ""
-        click.echo(f"sitemaps ({d.get('via')}): " + ", ".join(named[:3]) + more)
+        click.echo(f"sitemaps ({d.get('via')}): " + safe(", ".join(named[:3])) + more)
     checked = f"{s['urls_checked']:,} of {s['urls_listed']:,} listed URLs checked"
-    if report.sample is not None:
-        checked += f" (a random sample, seed {report.sample['seed']})"
+    sample = report.sample
+    if sample is not None:
+        checked += f" (a random sample, seed {sample['seed']})"
     click.echo(f"{s['sitemaps']:,} sitemap file(s); {checked}")
     if report.coverage is not None:
         c = report.coverage
@@ -175,27 +227,39 @@ def print_summary(report: AuditReport, limit: int, *, color: bool) -> None:
         )
     if s["by_code"]:
         click.echo()
+        if sample is not None:
+            click.echo(
+                f"  counts: 'in the sample' = among the {s['urls_checked']:,} URLs checked, with an estimate "
+                f"for all {s['urls_listed']:,} listed; 'exact' = every sitemap file was read in full"
+            )
         width = max(len(c) for c in s["by_code"])
+        shares = sample.get("shares", {}) if sample is not None else {}
         for code, item in s["by_code"].items():
             sev = item["severity"]
             colour = "red" if sev == "error" else "yellow"
             line = f"  {style(f'{sev:<7}', fg=colour, bold=True)} {code:<{width}}  {item['count']:>7,}"
-            if report.sample is not None and code in report.sample.get("shares", {}):
-                sh = report.sample["shares"][code]
-                line += (
-                    f"  {sh['share']:.1%} (95% CI {sh['low']:.1%}-{sh['high']:.1%}, ~{sh['estimate']:,} URLs)"
-                )
+            if sample is not None:
+                if item["counted_over"] == "sample":
+                    line += " in the sample"
+                    if code in shares:
+                        sh = shares[code]
+                        line += (
+                            f"; estimate for all listed: ~{sh['estimate']:,} ({sh['share']:.1%}, "
+                            f"95% CI {sh['low']:.1%}-{sh['high']:.1%})"
+                        )
+                else:
+                    line += " exact"
             click.echo(line)
         click.echo()
     for f in report.findings[:limit]:
         colour = "red" if f.severity.value == "error" else "yellow"
         mark = f" [{f.baseline}]" if f.baseline else ""
-        where = f.url or f.sitemap or ""
-        click.echo(f"{style(f.severity.value, fg=colour)} [{f.code}]{mark} {where}: {f.message}")
+        where = safe(f.url or f.sitemap or "")
+        click.echo(f"{style(f.severity.value, fg=colour)} [{f.code}]{mark} {where}: {safe(f.message)}")
     if len(report.findings) > limit:
         click.echo(f"... and {len(report.findings) - limit:,} more (see --json, --csv or --html)")
     for note in report.notes:
-        click.echo(style(f"note: {note}", fg="cyan"))
+        click.echo(style(f"note: {safe(note)}", fg="cyan"))
     if report.baseline is not None:
         b = report.baseline
         click.echo(
