@@ -163,3 +163,102 @@ def test_baseline_column_filters_new_findings(
         assert sorted(_column(page, "all-findings", 2)) == sorted(str(f["url"]) for f in findings[:2])
         _select(page, "all-findings", "baseline", "unchanged")
         assert _matching(page, "all-findings") == len(findings) - 2
+
+
+def _hostile_site(server: LocalServer) -> str:
+    """A site whose sitemap carries what a page must show as text: a lastmod that opens an HTML comment
+    and a script, a title with `</script>`, and a URL long enough to widen a table."""
+    b = server.url
+    server.route("/robots.txt", f"Sitemap: {b('/sitemap.xml')}\n", content_type="text/plain")
+    long_path = "/" + "/".join(f"a-rather-long-folder-name-{i}" for i in range(9)) + "/page"
+    for path in ("/", "/a", long_path):
+        server.route(path, f"<title>{path} </script><!--</title><h1>x</h1>", content_type="text/html")
+    entries = [
+        f"<url><loc>{b('/')}</loc><lastmod>&lt;!--&lt;script&gt;</lastmod></url>",
+        f"<url><loc>{b('/a')}</loc><lastmod>2026-01-01</lastmod></url>",
+        f"<url><loc>{b(long_path)}</loc><lastmod>2026-02-01T10:00:00+00:00</lastmod></url>",
+        f"<url><loc>{b('/gone')}</loc></url>",
+    ]
+    server.route(
+        "/sitemap.xml",
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(entries)
+        + "</urlset>",
+    )
+    return b("/")
+
+
+def _click_at(page: Page, x: float, y: float) -> None:
+    for kind in ("mousePressed", "mouseReleased"):
+        page.browser.call(
+            "Input.dispatchMouseEvent",
+            {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+            session=page.session,
+        )
+
+
+def test_hostile_text_leaves_the_tables_whole_and_they_fit_a_laptop(tmp_path: Path) -> None:
+    server = LocalServer().start()
+    try:
+        report = audit(
+            _hostile_site(server), timeout=2.0, retries=0, now=dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+        )
+    finally:
+        server.stop()
+    assert any("<!--<script>" in f.message for f in report.findings)  # the text reaches the page's data
+    write_html(report, tmp_path / "hostile.html")
+    with Browser(tmp_path / "profile") as browser:
+        page = browser.open((tmp_path / "hostile.html").as_uri(), 1280, 900)
+        assert page.problems() == []
+        assert _matching(page, "urls") == len(report.rows) == 4
+        assert page.js("document.querySelectorAll('#urls tbody tr').length") == 4
+        assert _matching(page, "all-findings") == len(report.findings)
+        assert page.js("document.querySelector('#all-findings tbody').textContent").count("<!--<script>") == 1
+        # no table needs horizontal scrolling at 1280 px, long URL and all
+        widths = page.js(
+            "[].map.call(document.querySelectorAll('.scroll'),"
+            "function(s){return [s.scrollWidth,s.clientWidth];})"
+        )
+        assert widths and all(scroll <= client for scroll, client in widths), widths
+        page.js("document.getElementById('urls').scrollIntoView()")
+        page.screenshot(tmp_path / "hostile-1280-urls.png")
+        # the whole header cell sorts, clicked at its far right edge, away from its label
+        th = page.js(
+            "(function(){var th=document.querySelector('#urls th[data-key=status]'),"
+            "r=th.getBoundingClientRect(),b=th.querySelector('button').getBoundingClientRect();"
+            "return [r.right-3,r.top+r.height/2,b.width,r.width,b.height,r.height];})()"
+        )
+        assert abs(th[2] - th[3]) <= 1 and abs(th[4] - th[5]) <= 1  # the button fills the cell (less borders)
+        _click_at(page, th[0], th[1])
+        assert page.js("document.querySelector('#urls th[data-key=status]').getAttribute('aria-sort')") == (
+            "ascending"
+        )
+        # and from the keyboard: the header is a real button, Enter sorts the other way
+        page.js("document.querySelector('#urls th[data-key=status] button').focus()")
+        assert page.js("document.activeElement.tagName") == "BUTTON"
+        for kind in ("keyDown", "keyUp"):
+            page.browser.call(
+                "Input.dispatchKeyEvent",
+                {"type": kind, "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "text": "\r"},
+                session=page.session,
+            )
+        assert page.js("document.querySelector('#urls th[data-key=status]').getAttribute('aria-sort')") == (
+            "descending"
+        )
+        statuses = [int(s) for s in _column(page, "urls", 1) if s]
+        assert statuses == sorted(statuses, reverse=True) and statuses[0] == 404
+        # a phone: the header row is hidden, a sort control takes its place
+        phone = browser.open((tmp_path / "hostile.html").as_uri(), 390, 844, mobile=True)
+        assert phone.problems() == [] and phone.js("document.documentElement.scrollWidth") <= 390
+        assert phone.js("document.querySelector('#urls select.sort').offsetParent !== null")
+        phone.js(
+            "(function(){var s=document.querySelector('#urls select.sort');s.value='status -1';"
+            "s.dispatchEvent(new Event('change'));})()"
+        )
+        statuses = [int(s) for s in _column(phone, "urls", 1) if s]
+        assert statuses == sorted(statuses, reverse=True) and statuses[0] == 404
+        assert phone.js("document.querySelector('#urls th[data-key=status]').getAttribute('aria-sort')") == (
+            "descending"
+        )
+        phone.js("document.getElementById('urls').scrollIntoView()")
+        phone.screenshot(tmp_path / "hostile-390-urls.png")

@@ -392,8 +392,9 @@ th,td{text-align:left;padding:7px 10px;border-bottom:1px solid var(--line);verti
 td{overflow-wrap:break-word}
 td.url,td.long{overflow-wrap:anywhere}
 th{background:#f0f2f5;position:sticky;top:0;z-index:1}
-th[data-key]{padding:0}
-th button{all:unset;box-sizing:border-box;display:block;width:100%;padding:7px 10px;cursor:pointer;font-weight:600}
+th[data-key]{padding:0;height:1px}
+th button{all:unset;box-sizing:border-box;display:block;width:100%;height:100%;padding:7px 10px;cursor:pointer;
+font-weight:600}
 th button:hover{background:#e4e8ee}
 th button:focus-visible{outline:2px solid var(--blue);outline-offset:-2px}
 th button::after{content:" ↕";color:#9aa1a9}
