@@ -193,7 +193,9 @@ def test_parse_diagnostics_and_tree_are_escaped(tmp_path: Path, server: LocalSer
 def test_generate_and_robots_escape_what_they_echo(tmp_path: Path) -> None:
     urls = tmp_path / "urls.txt"
     urls.write_text(f"https://e.com/a\nhttps://e.com/b{TITLE}\nhttps://e.com/c{ERASE}\n")
-    run = cli("generate", str(urls), "--base-url", "https://e.com/", "-o", str(tmp_path / "out"))
+    run = cli("generate", str(urls), "--base-url", "https://e.com/", "--out", str(tmp_path / "out"))
+    assert run.returncode == 0, run.stderr
+    assert "\\x1b[2K\\r1 file" in run.stderr  # the bad line, shown
     assert_safe(run.stdout + run.stderr)
     robots = tmp_path / "robots.txt"
     robots.write_text(f"User-agent: *\nDisallow: /x{HYPERLINK}\n")
