@@ -13,8 +13,9 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
-from sitemapkit.core.constants import MAX_ROBOTS_BYTES, USER_AGENT
+from sitemapkit.core.constants import MAX_ROBOTS_BYTES, MAX_URL_LENGTH, USER_AGENT
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InvalidUrlError
@@ -41,7 +42,15 @@ from sitemapkit.crawl.judge import (
     says_not_found,
     text_of,
 )
-from sitemapkit.crawl.policy import CrawlRules, Pacer, RobotsRules, agent_token, fetch_politely, origin_of
+from sitemapkit.crawl.policy import (
+    CrawlRules,
+    Pacer,
+    RobotsRules,
+    agent_token,
+    fetch_politely,
+    origin_of,
+    path_problem,
+)
 from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
 from sitemapkit.reader.fetch import (
     Fetcher,
@@ -451,6 +460,8 @@ class Crawler:
         read_signals(signals, root, head, base, self.agent)
         notes: list[Note] = []
         links = [] if signals.nofollow else links_of(root, base)
+        if not signals.nofollow:
+            self._too_long(root, base, url)
         alternates = alternates_of(head.alternates, base, notes)
         if not signals.nofollow:
             links.extend(u for _, u in alternates)
@@ -487,6 +498,20 @@ class Crawler:
                 Diagnostic.make(code, message, url=url, severity=Severity(severity) if severity else None)
             )
         return self._clean_links(links, url)
+
+    def _too_long(self, root: Any, base: str, page: str) -> None:
+        """Record the links `links_of` leaves out for their length (a URL a sitemap could not list), so
+        the crawl log says why they were not followed."""
+        room = MAX_URL_LENGTH - len(base)
+        for el in root.iter("a", "area"):
+            href = el.get("href")
+            if href is None or len(href) < room:
+                continue
+            joined = urljoin(base, href.strip()).split("#", 1)[0]
+            if len(joined) >= MAX_URL_LENGTH and joined.startswith(("http://", "https://")):
+                problem = path_problem(joined)
+                if problem is not None and joined in self.rules.scope:
+                    self.frontier.add_decided(joined, 0, page, *problem)
 
     def _clean_links(self, links: list[str], page: str) -> list[str]:
         """The links with the query-string rules applied; a link that loses tracking parameters (`utm_*`)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from sitemapkit.core.constants import MAX_URL_LENGTH
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.rules import compile_pattern, url_path
 from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchResponse
@@ -64,8 +65,6 @@ TRACKING_PARAMS = frozenset(
 
 DEFAULT_MAX_PAGES = 100_000
 """Pages a crawl fetches at most unless told otherwise (`--max-pages 0` lifts the limit)."""
-MAX_URL_LENGTH = 2048
-"""The sitemap protocol's limit on a URL: a longer one could not be listed, so it is not fetched."""
 MAX_PATH_SEGMENTS = 32
 REPEATED_SEGMENT = 3
 """A path with one segment this many times is a loop of relative links (`/a/b/a/b/a/b`)."""
@@ -122,8 +121,8 @@ def _extends(url: str, parent: str) -> bool:
 def path_problem(url: str) -> tuple[str, str] | None:
     """Why a URL's shape alone marks a trap (too long, too deep, a segment repeated), as (reason,
     detail); None when it does not."""
-    if len(url) > MAX_URL_LENGTH:
-        return "too-long", f"{len(url):,} characters (the sitemap limit is {MAX_URL_LENGTH:,})"
+    if len(url) >= MAX_URL_LENGTH:  # as `normalize_url` refuses it: a sitemap could not list it
+        return "too-long", f"{len(url):,} characters (a sitemap URL must be under {MAX_URL_LENGTH:,})"
     segments = [s for s in urlsplit(url).path.split("/") if s]
     if len(segments) > MAX_PATH_SEGMENTS:
         return "too-deep", f"{len(segments)} path segments (at most {MAX_PATH_SEGMENTS})"
