@@ -81,6 +81,10 @@ _MAX_NON_URL_LINES: Final = 5
 """Lines in a row that are not URLs after which a text file is not read further: it is not a text sitemap
 (an internal file served by mistake), and its lines must not be echoed one by one into the report."""
 _MAX_PARSE_ERRORS: Final = 1000
+_CUT_REFERENCE: Final = re.compile(rb"#?[A-Za-z0-9]{0,10}")
+"""What follows an `&` cut with the body: a reference's start (after the `amp;` that escaped the `&`)."""
+_PREV_MIN: Final = 1024
+"""Fewest bytes kept from before the newest piece lxml completed an element in (see `_drain_cut`)."""
 _HISTORY_MAX: Final = 4 * 1024 * 1024
 """Most bytes kept for finding a fatal XML error in (when no element completes for that long)."""
 
@@ -522,6 +526,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
 
     def _xml_bytes(self, data: bytes, final: bool) -> None:
         fixed, strays = self._amp.fix(data, final)
+        if final and strays and _CUT_REFERENCE.fullmatch(fixed, strays[-1] + 5) is not None:
+            # a reference the end of the body cut (`&am`): the cut is reported, not a stray `&`
+            strays = strays[:-1]
         if not strays and b"\x00" not in fixed:
             self._xml_piece(fixed, final)
             return
@@ -660,12 +667,34 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             if len(history) > 1 and (progressed or self._history_bytes > _HISTORY_MAX):
                 # lxml got past the start of the newest piece: an error cannot lie before it
                 # (or, for a construct longer than _HISTORY_MAX, seek from the newest piece).
-                self._history_prev = history[-2]
-                del history[:-1]
-                self._history_bytes = len(history[0][0])
+                self._trim_history()
             return None
         self._xml = None
         return self._lxml_failed(error, at_close)
+
+    def _trim_history(self) -> None:
+        """Keep only the newest piece in `_history`, and in `_history_prev` at least the last `_PREV_MIN`
+        bytes before it (a cut body is judged on these: see `_drain_cut`)."""
+        history = self._history
+        last = history[-2]
+        if len(last[0]) < _PREV_MIN:  # small pieces: join the last ones
+            pieces = [last]
+            size = len(last[0])
+            at = len(history) - 2
+            while size < _PREV_MIN and at > 0:
+                at -= 1
+                pieces.insert(0, history[at])
+                size += len(history[at][0])
+            old = self._history_prev
+            if size < _PREV_MIN and old is not None and old[1] + len(old[0]) == pieces[0][1]:
+                pieces.insert(0, old)
+            data = b"".join(piece[0] for piece in pieces)
+            cut = max(0, len(data) - _PREV_MIN)
+            first = pieces[0]
+            last = (data[cut:], first[1] + cut, first[2] + data.count(b"\n", 0, cut), 0, 0)
+        self._history_prev = last
+        del history[:-1]
+        self._history_bytes = len(history[0][0])
 
     def _drain(
         self, xml: etree.XMLPullParser, events: Iterable[tuple[str, etree._Element]] | None = None

@@ -138,6 +138,8 @@ class PlainRuns:
             fed: bytes | None = None,
         ) -> tuple[bytes, int, int, int] | None: ...
 
+        def _trim_history(self) -> None: ...
+
         # EntryReader
         def _store_date(self, text: str) -> Lastmod | None: ...
 
@@ -362,9 +364,7 @@ class PlainRuns:
         self._misses = min(misses, _PEEK_MAX - 1)
         history = self._history
         if synced and len(history) > 1:  # lxml has read all but trailing whitespace: no error lies before
-            self._history_prev = history[-2]
-            del history[:-1]
-            self._history_bytes = len(history[0][0])
+            self._trim_history()
         return None
 
     def _root_matches(self) -> bool:
