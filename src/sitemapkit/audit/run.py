@@ -32,6 +32,7 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InvalidUrlError, UsageError
 from sitemapkit.core.model import UrlEntry
+from sitemapkit.core.runner import run_stoppable
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.crawl.engine import CrawlOptions, CrawlProgress, make_fetcher
 from sitemapkit.crawl.frontier import Frontier
@@ -160,7 +161,7 @@ def audit(
     clock = now or dt.datetime.now(dt.UTC)
     report = AuditReport(target, format_w3c(clock.replace(microsecond=0)))
     run = _Run(options, report, hosts, clock, on_progress)
-    asyncio.run(run.check(root, sitemap, sample, seed, max_urls))
+    run_stoppable(run.check(root, sitemap, sample, seed, max_urls))  # SIGTERM cancels the workers
     if crawl:
         _coverage(options, report, run.listings, crawl_db, on_crawl_progress)
     report.sort()
@@ -489,7 +490,7 @@ def _coverage(
         frontier = Frontier(path, "audit " + options.start_url, fresh=True)
         try:
             crawler = Crawler(options, frontier, on_progress=on_progress)
-            asyncio.run(crawler.run())
+            run_stoppable(crawler.run())
             rows = {row.url: row for row in frontier.rows()}
             capped = frontier.count("reason = 'max-pages'") > 0
         finally:
