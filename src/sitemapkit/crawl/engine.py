@@ -177,7 +177,13 @@ class Crawler:
             if self.options.render:
                 from sitemapkit.crawl.render import Renderer
 
-                renderer = Renderer(self.options.concurrency, self.options.timeout, self.options.user_agent)
+                renderer = Renderer(
+                    self.options.concurrency,
+                    self.options.timeout,
+                    self.options.user_agent,
+                    policy=self.options.fetch_options().policy,
+                    allowed=self._robots_allow,
+                )
                 self.renderer = await stack.enter_async_context(renderer)
             if f.meta("seeded") is None:
                 await self._seed()
@@ -422,22 +428,25 @@ class Crawler:
         if truncated:
             out.reason, out.detail = "error", f"larger than {self.options.max_page_bytes:,} bytes"
             return out, []
+        extra: list[str] = []
         if self.renderer is not None:
             from sitemapkit.crawl.render import RenderError
 
             try:
-                body = await self.renderer.render(
+                rendered = await self.renderer.render(
                     url, body, response.headers.get("content-type", "text/html")
                 )
             except RenderError as exc:
                 out.reason, out.detail = "error", str(exc)
                 return out, []
+            body = rendered.html
+            extra = self._contained(url, rendered.blocked, rendered.navigations)
         try:
             links = self._analyse(url, body, response.headers, out)
         except PageError as exc:
             out.reason, out.detail = "error", str(exc)
             return out, []
-        return out, links
+        return out, links + extra
 
     _memory: PageMemory | None = None
 
@@ -498,6 +507,29 @@ class Crawler:
                 Diagnostic.make(code, message, url=url, severity=Severity(severity) if severity else None)
             )
         return self._clean_links(links, url)
+
+    def _robots_allow(self, url: str) -> bool:
+        """For the renderer: whether robots.txt, as far as this crawl has read it, lets `url` be fetched (an
+        origin whose robots.txt the crawl has not read is allowed: its requests are not the crawl's pages)."""
+        rules = self._robots.get(origin_of(url))
+        return rules is None or rules.allowed(url)
+
+    def _contained(self, url: str, blocked: list[tuple[str, str]], navigations: list[str]) -> list[str]:
+        """Report what the renderer refused for the page `url` (a diagnostic each, and a `render-blocked`
+        record in the crawl log); the in-site navigations it aborted, cleaned, as links to crawl."""
+        for target, why in blocked:
+            code = "private-address" if "address" in why else "cross-host"
+            self.report(
+                Diagnostic.make(
+                    code,
+                    f"while rendering {url}: {target} was blocked ({why})",
+                    url=url,
+                    severity=Severity.WARNING,
+                )
+            )
+            if target.startswith(("http://", "https://")) and target not in self.rules.scope:
+                self.frontier.add_decided(target, 0, url, "render-blocked", why)
+        return [self.rules.clean(n) for n in navigations]
 
     def _too_long(self, root: Any, base: str, page: str) -> None:
         """Record the links `links_of` leaves out for their length (a URL a sitemap could not list), so

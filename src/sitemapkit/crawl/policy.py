@@ -39,6 +39,8 @@ REASONS: dict[str, str] = {
     "repeated-path": "one path segment three times or more (/a/b/a/b/a/b: relative links resolved again "
     "and again)",
     "duplicate": "the same content as a page already crawled (its links are not followed either)",
+    "render-blocked": "requested by a page while --render ran it (a script's navigation, fetch or frame) "
+    "and refused: a private address, another site, or robots.txt; not fetched",
     "soft-404": "answers 200 but its title or heading says it is not there (as the audit's url-soft-404)",
     "max-depth": "further than --max-depth links from a seed",
     "max-pages": "still queued when --max-pages pages had been fetched",
