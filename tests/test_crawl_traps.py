@@ -222,3 +222,17 @@ def test_chain_rules() -> None:
     assert rules.chain("http://h/a/b", "http://h/a", 4) == 0
     rules.note_hop("http://h/elsewhere")
     assert rules.chain("http://h/elsewhere", "http://h/r/abc", 7) == 8
+
+
+def test_script_only_shells_are_not_duplicates(server: LocalServer, tmp_path: Path) -> None:
+    """A single-page app crawled without --render serves the same empty shell at every URL (found in its
+    sitemap): they show nothing, so they are not copies of each other and stay listed."""
+    shell = page("<div id=app></div><script>boot()</script>")
+    urls = "".join(f"<url><loc>{server.url(p)}</loc></url>" for p in ("/a", "/b", "/c"))
+    server.route(
+        "/sitemap.xml", f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+    )
+    for p in ("/", "/a", "/b", "/c"):
+        server.route(p, shell, content_type=HTML)
+    listed, left, _ = run(server, tmp_path, sitemaps=True)
+    assert listed == {server.url(p) for p in ("/", "/a", "/b", "/c")} and left == {}

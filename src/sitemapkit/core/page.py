@@ -741,13 +741,18 @@ def link_header_canonical(values: Iterable[str], base: str) -> str | None:
     return None
 
 
-def text_digest(root: Any) -> str:
+def text_digest(root: Any) -> str | None:
     """A digest of what a reader sees of the page: its text (whitespace collapsed, the volatile elements
     of `content_hash` left out) and its images. Link targets are left out, so two pages that differ only
     in the session id or token their links carry have the same digest (the crawler's duplicate guard).
-    Drops the volatile elements from `root`, as `hash_tree` does."""
+    None for a page whose body shows nothing (a script-only shell, as a single-page app serves before its
+    JavaScript runs): such pages are not copies of each other. Drops the volatile elements from `root`,
+    as `hash_tree` does."""
     for element in _select(volatile_xpath(()), root):
         _drop(element)
+    body = root.find("body")
+    if body is None or (not "".join(body.itertext()).strip() and body.find(".//img") is None):
+        return None
     texts = filter(None, map(" ".join, map(str.split, _select(_TEXT, root))))
     images = (f"{el.get('src') or ''} {el.get('alt') or ''}" for el in root.iter("img"))
     blob = "\x1f".join(texts) + "\x1e" + "\x1f".join(images)

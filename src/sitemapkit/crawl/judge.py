@@ -152,14 +152,18 @@ class PageMemory:
         self.sizes: list[int] = []
         self.said: list[tuple[str, str, int]] = []
 
-    def read(self, url: str, digest: str, size: int, said: str | None, *, listable: bool) -> str | None:
-        """Note the page `url`; the URL of the page with the same content read before, if there is one."""
+    def read(
+        self, url: str, digest: str | None, size: int, said: str | None, *, listable: bool
+    ) -> str | None:
+        """Note the page `url` (`digest`: its `text_digest`, None when it shows nothing); the URL of the
+        listable page with the same content read before, if there is one."""
         self.sizes.append(size)
-        first = self.digests.get(digest)
+        first = self.digests.get(digest) if digest is not None else None
         if first is not None and first != url:
             return first
         if listable:
-            self.digests.setdefault(digest, url)
+            if digest is not None:
+                self.digests.setdefault(digest, url)
             if said is not None:
                 self.said.append((url, said, size))
         return None
