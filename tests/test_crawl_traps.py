@@ -236,3 +236,24 @@ def test_script_only_shells_are_not_duplicates(server: LocalServer, tmp_path: Pa
         server.route(p, shell, content_type=HTML)
     listed, left, _ = run(server, tmp_path, sitemaps=True)
     assert listed == {server.url(p) for p in ("/", "/a", "/b", "/c")} and left == {}
+
+
+def test_a_page_limit_by_default_and_zero_lifts_it(server: LocalServer, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sitemapkit.cli import main
+    from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES
+    from sitemapkit.crawl.run import CrawlSource
+
+    assert CrawlSource("http://h/").max_pages == DEFAULT_MAX_PAGES == 100_000
+    help_text = CliRunner().invoke(main, ["crawl", "--help"]).output
+    assert "100000" in help_text and "0: no limit" in help_text
+    server.route("/", page("home" + links("/a", "/b")), content_type=HTML)
+    server.route("/a", page("a"), content_type=HTML)
+    server.route("/b", page("b"), content_type=HTML)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["crawl", server.url("/"), "--out", str(out), "--no-sitemaps", "--max-pages", "0"]
+    )
+    assert result.exit_code == 0, result.output
+    assert len(list(parse_file(out / "sitemap.xml"))) == 3
