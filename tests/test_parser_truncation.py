@@ -281,3 +281,19 @@ def test_any_cut_of_a_valid_sitemap_gives_exactly_the_entries_closed_before_it(
     assert [d.code for d in diagnostics] == ["compression-error" if gzipped else "parse-error"]
     if not gzipped:
         assert diagnostics[0].line == raw.count(b"\n") + 1
+
+
+def test_a_cut_after_a_fatal_error_and_the_resumed_read() -> None:
+    """After a broken entry the parser reads on with a fresh lxml parser: a cut is judged there too."""
+    doc = urlset(
+        url("https://e.com/a"),
+        "<url><loc>https://e.com/b</loc><lastmod>2024-01-01</url>",  # mismatched tags: a fatal error
+        url("https://e.com/c", LASTMOD),
+        url("https://e.com/d"),
+    )
+    data = doc.encode()[: doc.index("https://e.com/d") + 12]
+    for chunk in CHUNKS:
+        locs, diagnostics, parser, _ = read(data, chunk)
+        assert locs == ["https://e.com/a", "https://e.com/c"]
+        assert [d.line for d in diagnostics] == [4, 6] and parser.truncated
+        assert diagnostics[1].message.startswith("The document ends inside <url> (line 6) opened at line 6")
