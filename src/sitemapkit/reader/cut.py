@@ -15,6 +15,8 @@ import re
 from functools import lru_cache
 from typing import Final, NamedTuple
 
+from lxml import etree
+
 ENTRY_NAMES: Final = {"urlset": "url", "sitemapindex": "sitemap", "rss": "item", "atom": "entry"}
 """The element of each XML format that is one entry."""
 
@@ -73,3 +75,14 @@ def open_entry(tail: bytes, kind: str | None, first_line: int) -> tuple[OpenEntr
 def root_closed(tail: bytes, local: str) -> bool:
     """Whether the root's end tag (`</urlset>`, with any prefix) is in `tail`."""
     return _root_end(local).search(tail) is not None
+
+
+def on_last_path(el: etree._Element) -> bool:
+    """Whether `el` is on the path of last children from the root: the only elements that can still be open
+    where the document ends."""
+    node: etree._Element | None = el
+    while node is not None:
+        if node.getnext() is not None:
+            return False
+        node = node.getparent()
+    return True

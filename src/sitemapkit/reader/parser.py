@@ -29,7 +29,7 @@ from sitemapkit.core.languages import LANGUAGE_CODES, REGION_CODES, hreflang_pro
 from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
 from sitemapkit.reader import feeds
 from sitemapkit.reader.ampersands import _StrayAmpersands
-from sitemapkit.reader.cut import OpenEntry, open_entry, root_closed
+from sitemapkit.reader.cut import OpenEntry, on_last_path, open_entry, root_closed
 from sitemapkit.reader.entries import (
     _CORE_NAMES,
     _KNOWN_NAMESPACES,
@@ -87,17 +87,6 @@ _PREV_MIN: Final = 1024
 """Fewest bytes kept from before the newest piece lxml completed an element in (see `_drain_cut`)."""
 _HISTORY_MAX: Final = 4 * 1024 * 1024
 """Most bytes kept for finding a fatal XML error in (when no element completes for that long)."""
-
-
-def _last_open(el: etree._Element) -> bool:
-    """Whether `el` is on the path of last children from the root: the only elements that can still be open
-    where the document ends."""
-    node: etree._Element | None = el
-    while node is not None:
-        if node.getnext() is not None:
-            return False
-        node = node.getparent()
-    return True
 
 
 class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
@@ -771,7 +760,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                 if root_end or el.getparent() is not None:
                     kept.append(event)
                 continue
-            if kind in (_E_URL, _E_SITEMAP, _E_ITEM) and (cut is not None or not seen) and _last_open(el):
+            if kind in (_E_URL, _E_SITEMAP, _E_ITEM) and (cut is not None or not seen) and on_last_path(el):
                 line = self._line(el)
                 if cut is None or line is None or line >= cut.line:
                     if cut is None:  # its start tag came before the bytes kept: only lxml knows its line
