@@ -52,3 +52,10 @@ def test_a_value_that_is_not_a_url_is_quoted_short_and_escaped() -> None:
     assert "A" * 100 not in d.message and len(d.message) < 300
     assert d.url is not None and len(d.url) < 140 and "\u202e" not in d.url and "\\u202e" in d.url
     assert "\u202e" not in d.message and "\x85" not in d.message and "\\x85" in d.message
+
+
+def test_relative_paths_are_meant_as_urls_and_read_through() -> None:
+    lines = ["https://e.com/a"] + [f"/page-{i}" for i in range(10)] + ["https://e.com/b"]
+    locs, diagnostics, parser = read("\n".join(lines).encode())
+    assert locs == ["https://e.com/a", "https://e.com/b"] and not parser.truncated
+    assert [d.line for d in diagnostics] == list(range(2, 12))  # each reported, none stops the reading

@@ -182,8 +182,9 @@ class EntryReader:
             )
 
     def _url_like(self, text: str) -> bool:
-        """Whether `text` is an absolute http(s) URL with a host, however badly written."""
-        return _usable_url(text)
+        """Whether `text` is meant as a URL: an absolute http(s) one with a host, however badly written, or a
+        path (`/about`, relative, reported as such)."""
+        return _usable_url(text) or (text[:1] == "/" and not any(c.isspace() for c in text))
 
     def _loc(self, raw: str | None, line: int | None, tag: str = "<loc>") -> str | None:
         """Check a page URL as written: return it (stripped) if usable, else report and return None."""

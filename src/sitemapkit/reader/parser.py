@@ -173,6 +173,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._text_line = 0
         self._text_overlong = False
         self._text_misses = 0  # lines in a row that were not URLs
+        self._text_miss_line = 0  # the first of them
         self._core: dict[str, int] = {}
         self._fast_tags: tuple[
             str, ...
@@ -884,25 +885,28 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             return
         line = self._text_line
         text = s.decode("utf-8", "replace")
-        if self._text_misses >= _MAX_NON_URL_LINES - 1 and not self._url_like(text):
-            # not reported as a URL (its text is not shown): reading stops
-            self._report(
-                "invalid-url",
-                f"Lines {line - self._text_misses} to {line} are not URLs: this is not a text sitemap (one "
-                "URL a line), and it was not read further. Check what the server sends for it.",
-                line,
-            )
-            self._buf = b""
-            self._stop()
-            return
+        if self._url_like(text):
+            self._text_misses = 0
+        else:
+            self._text_misses += 1
+            if self._text_misses == 1:
+                self._text_miss_line = line
+            elif self._text_misses >= _MAX_NON_URL_LINES:
+                # not reported as a URL (its text is not shown): reading stops
+                self._report(
+                    "invalid-url",
+                    f"Lines {self._text_miss_line} to {line} are not URLs: this is not a text sitemap (one "
+                    "URL a line), and it was not read further. Check what the server sends for it.",
+                    line,
+                )
+                self._buf = b""
+                self._stop()
+                return
         self._count_entry(line)
         loc = self._loc(text, line, "The line")
         if loc is not None:
             self.count += 1
             self._out.append(UrlEntry(loc, sitemap=self.source, line=line))
-            self._text_misses = 0
-        else:
-            self._text_misses += 1
 
     # -- end ---------------------------------------------------------------------------------------------
 
