@@ -14,19 +14,23 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
-from itertools import accumulate
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import accumulate, compress, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from operator import not_ as _not
+from typing import TYPE_CHECKING, cast
 
 from xxhash import xxh3_64_intdigest
 
-from sitemapkit.core.constants import MAX_URL_LENGTH
-from sitemapkit.generator.serialize import escape_url, xml_footer
+from sitemapkit.core.constants import CHANGEFREQS, MAX_URL_LENGTH
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.generator.serialize import format_priority, xml_footer
+from sitemapkit.generator.sources.lists import CanonicalLines
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord
 
 if TYPE_CHECKING:
-    from sitemapkit.generator.sources.lists import CanonicalLines
     from sitemapkit.generator.writer import SitemapWriter, _Part
 
 _DATES = re.compile(rb"\d{4}-\d{2}-\d{2}(?:\n\d{4}-\d{2}-\d{2})*")
@@ -35,6 +39,9 @@ _UTC_TIMES = re.compile(_UTC_TIME + rb"(?:\n" + _UTC_TIME + rb")*")
 _FOOTER = len(xml_footer("urlset").encode())
 _CANON_UTC_TIME = re.compile(r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00")
 _DAY_OF = itemgetter(slice(0, 10))
+# the bytes of a canonical URL (see CANONICAL_URL)
+_URL_BYTES_AND_LF = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?\n"
+_NOT_URL_BYTE = re.compile(rb"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\n]")
 
 # the XML around one line: `URL<TAB>LASTMOD` and `URL`
 _OPEN = b"<url><loc>"
@@ -167,110 +174,353 @@ class BulkLane:
             part.newest, part.newest_key = newest, key
 
 
-def add_inline(
+Row = Callable[[int], None]
+_NO_ROW = (None, None, None, None)  # the columns of a row the columnar lane leaves to the general path
+
+
+def add_list_batch(
     writer: SitemapWriter,
     lines: Sequence[str],
     first_line: int,
     parse_line: Callable[[str, int], TextRecord | None],
-    clean: bool,
 ) -> None:
-    """The inline lane: write each canonical line of `lines` that fits the current file, and give every
-    other line to the general path (`clean`: every character is canonical, which spares the URL check)."""
-    folder = escape_url(writer.scope.folder)
-    own = escape_url(writer.own_prefix)  # the set's own files: the pipeline leaves them out
-    canon_url = CANONICAL_URL.fullmatch
-    canon_time = _CANON_UTC_TIME.fullmatch
-    days = writer._days
-    known_day = writer._known_day
-    deduper = writer.pipeline.deduper
-    seen = deduper._seen if deduper is not None else set()
-    # Escape the whole batch at once (in C): the inline path works on escaped text, and the
-    # deduper hashes escaped URLs on every path, so both paths agree.
-    text = "\n".join(lines)
-    escaped = lines
-    if "&" in text or "'" in text:
-        escaped = text.replace("&", "&amp;").replace("'", "&apos;").split("\n")
-    # The inline path keeps the current file's counters in locals and its output in `pending`
-    # (canonical text is ASCII, so a string's length is its size in bytes); `sync` hands them back
-    # to the part before the general path runs. Canonical lastmods are dates (10 characters) or UTC
-    # date-times (25): within each kind, string order is time order.
-    part: _Part | None = None
-    pending: list[str] = []
-    urls = size = limit_urls = limit_size = accepted = 0
-    newest_date = newest_time = ""
-    date_at = time_at = 0  # where each first appeared: equal instants keep the earlier, as `_write` does
-
-    def sync() -> None:
-        nonlocal part, accepted, newest_date, newest_time
-        if part is not None:
-            part.handle.write("".join(pending).encode())
-            part.urls, part.body = urls, size - part.header
-            pending.clear()
-            candidates = sorted(
-                (at, value, key)
-                for at, value, key in (
-                    (date_at, newest_date, newest_date + "T00:00:00"),
-                    (time_at, newest_time, newest_time[:19]),
-                )
-                if value
-            )
-            for _, value, key in candidates:
-                if key > part.newest_key:
-                    part.newest, part.newest_key = value, key
-            part = None
-        newest_date = newest_time = ""
-        writer.pipeline.accepted += accepted
-        accepted = 0
+    """A batch of URL-list lines through the columnar lane (see `SitemapWriter.add_lines`)."""
+    if not len(lines):
+        return
+    if isinstance(lines, CanonicalLines):
+        text = lines.data.decode("ascii")
+        get_lines: Callable[[], Sequence[str]] = lines.lines  # decoded only if a line is needed
+    else:
+        text = "\n".join(lines)
+        get_lines = repeat(lines).__next__
+    columns, odd = list_columns(text, get_lines)
 
     def general(index: int) -> None:
-        nonlocal part, urls, size, limit_urls, limit_size
-        sync()
-        record = parse_line(lines[index], first_line + index)
+        record = parse_line(get_lines()[index], first_line + index)
         if record is not None:
             writer.add_record(record)
-        part = writer._part
-        if part is not None and deduper is not None:
-            urls, size = part.urls, part.header + part.body
-            limit_urls, limit_size = writer.max_urls, writer.max_bytes - _FOOTER
-        else:
-            part = None
 
-    for index, line in enumerate(escaped):
-        loc, tab, lastmod = line.partition("\t")
-        if (
-            part is None
-            or not loc.startswith(folder)
-            or loc.startswith(own)
-            or len(loc) >= MAX_URL_LENGTH
-            or "/." in loc  # a dot segment, which normalize_url removes
-            or (not clean and canon_url(lines[index].partition("\t")[0]) is None)
-        ):
+    add_columns(writer, columns, odd, general, escaped=True)
+
+
+def add_record_batch(
+    writer: SitemapWriter,
+    records: Sequence[TextRecord | UrlEntry],
+    notes: Mapping[int, Sequence[Diagnostic]],
+    lane: bool,
+) -> None:
+    """A batch of CSV or JSONL records (see `SitemapWriter.add_records`); `lane`: through the columnar lane
+    (else each record the general way)."""
+    n = len(records)
+
+    def general(index: int) -> None:
+        for diagnostic in notes.get(index, ()):
+            writer.log.add(diagnostic)
+        if index < n:
+            record = records[index]
+            if isinstance(record, UrlEntry):
+                writer.add_entry(record)
+            else:
+                writer.add_record(record)
+
+    if not lane:
+        for index in range(n + 1):
             general(index)
-            continue
-        if not tab:
-            xml = f"<url><loc>{loc}</loc></url>\n"
-        elif (len(lastmod) == 10 and (days.get(lastmod) or known_day(lastmod))) or (
-            len(lastmod) == 25
-            and (days.get(lastmod[:10]) or known_day(lastmod[:10]))
-            and canon_time(lastmod, 10) is not None
-        ):
-            xml = f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod></url>\n"
+        return
+    odd = {i for i in notes if i < n}
+    rows: Sequence[Sequence[str | None]] = records  # type: ignore[assignment]
+    if not all(type(r) is TextRecord for r in records):
+        odd.update(i for i, r in enumerate(records) if type(r) is not TextRecord)
+        rows = [_NO_ROW if i in odd else r for i, r in enumerate(records)]  # type: ignore[misc]
+    if rows:
+        add_columns(writer, list(zip(*rows, strict=False))[:4], odd, general)
+    general(n)
+
+
+def list_columns(text: str, lines: Callable[[], Sequence[str]]) -> tuple[list[list[str]], set[int]]:
+    """The columns of a batch of URL-list lines, `text` (the lines joined by LF, `lines()` the lines): the
+    URL, XML-escaped, then the positional TAB fields; and the rows whose number of TABs differs from the
+    batch's usual one (odd: read on their own by the general path)."""
+    n = text.count("\n") + 1
+    if "&" in text or "'" in text:
+        text = text.replace("&", "&amp;").replace("'", "&apos;")  # no valid field has either
+    tabs = text.count("\t")
+    if not tabs:
+        return [text.split("\n")], set()
+    k = tabs // n
+    head = text[:8]
+    starts = head.startswith(("http://", "https://")) and text.count("\n" + head) == n - 1
+    if starts and k * n == tabs and 1 <= k <= len(_FIELD_ELEMENTS):
+        fields = text.replace("\t", "\n").split("\n")
+        columns = [fields[c :: k + 1] for c in range(k + 1)]
+        if _aligned(head, columns):
+            return columns, set()
+    counts = list(map(str.count, lines(), repeat("\t")))
+    k = min(Counter(counts).most_common(1)[0][0], len(_FIELD_ELEMENTS))
+    odd = set(compress(range(n), map(k.__ne__, counts)))
+    if odd:
+        padded = text.split("\n")
+        for i in odd:
+            padded[i] = "\t" * k  # an empty row in its place: the columns stay aligned
+        text = "\n".join(padded)
+    fields = text.replace("\t", "\n").split("\n")
+    return [fields[c :: k + 1] for c in range(k + 1)], odd
+
+
+def _aligned(head: str, columns: list[list[str]]) -> bool:
+    """Whether columns split from a batch whose every line starts with `head` (a URL's start), k TABs a line
+    on average, are the lines' fields: true when no cell but those of the URL column starts so (then the n
+    fields that start the lines lie in the URL column, which has n places, so every line has k TABs)."""
+    return not any(("\n" + head) in "\n" + "\n".join(column) for column in columns[1:])
+
+
+# the sitemap elements of the optional columns, in column order
+_FIELD_ELEMENTS = ("lastmod", "changefreq", "priority")
+
+
+def _lastmod_cell(value: str, known_day: Callable[[str], bool]) -> tuple[str, str] | None:
+    """A canonical lastmod cell's text and time key, None otherwise."""
+    if len(value) == 10:
+        return (value, value + "T00:00:00") if known_day(value) else None
+    if len(value) == 25 and _CANON_UTC_TIME.fullmatch(value, 10) is not None and known_day(value[:10]):
+        return value, value[:19]
+    return None
+
+
+def _priority_text(value: str) -> str | None:
+    """A priority cell as `entry_from_text` and `render_url` write it (None: not a number from 0 to 1)."""
+    if value != value.strip():
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return format_priority(number) if 0.0 <= number <= 1.0 else None
+
+
+def _odd_urls(
+    data: bytes, lines: list[bytes], locs: Sequence[str | None], folder: str, own: str
+) -> Iterable[int]:
+    """The rows of `locs` (joined by LF in `data`, UTF-8) whose URL is not canonical, under `folder` and
+    outside `own` (see CANONICAL_URL): found by passes over the rows and `data` when each URL is one line of
+    it, else URL by URL."""
+    if CANONICAL_URL.fullmatch(folder) is None or "/." in folder:
+        return range(len(locs))
+    if data.count(b"\n") == len(locs) - 1:
+        # one URL a line: the rows not under the folder or under `own` by one test each, those with a byte
+        # outside a canonical URL or a dot segment from where such bytes lie in `data`
+        folder_b, own_b = folder.encode(), own.encode()
+        found = set(compress(range(len(lines)), map(_not, map(bytes.startswith, lines, repeat(folder_b)))))
+        found.update(compress(range(len(lines)), map(bytes.startswith, lines, repeat(own_b))))
+        found.update(compress(range(len(lines)), map(MAX_URL_LENGTH.__le__, map(len, lines))))
+        ends = list(accumulate(map((1).__add__, map(len, lines))))  # where each row's LF lies, plus one
+        if data.translate(None, _URL_BYTES_AND_LF):
+            found.update(bisect_right(ends, m.start()) for m in _NOT_URL_BYTE.finditer(data))
+        at = data.find(b"/.")
+        while at >= 0:
+            row = bisect_right(ends, at)
+            found.add(row)
+            at = data.find(b"/.", ends[row]) if row < len(ends) - 1 else -1
+        return found
+    canon_url = CANONICAL_URL.fullmatch
+    return [
+        i
+        for i, loc in enumerate(locs)
+        if loc is None
+        or not loc.startswith(folder)
+        or loc.startswith(own)
+        or len(loc) >= MAX_URL_LENGTH
+        or "/." in loc
+        or canon_url(loc) is None
+    ]
+
+
+def add_columns(
+    writer: SitemapWriter,
+    columns: Sequence[Sequence[str | None]],
+    odd: set[int],
+    general: Row,
+    *,
+    escaped: bool = False,
+) -> None:
+    """The columnar lane: write a batch given as columns (URL, then lastmod, changefreq, priority, each
+    optional and None or "" where a row has none; `escaped`: the URLs are XML-escaped already), checking
+    each column in passes over the whole batch. A row the lane cannot take as it stands (`odd`, or any cell
+    not canonical, a duplicate, one of the set's own files) goes to `general(row)`, which reads and adds it
+    the general way, in its place in the order."""
+    locs = columns[0]
+    n = len(locs)
+    if not n:
+        return
+    deduper = writer.pipeline.deduper
+    if deduper is None:
+        for i in range(n):
+            general(i)
+        return
+    seen = deduper._seen
+    folder, own = writer.scope.folder, writer.own_prefix
+    odd = set(odd)
+    # the URL column: one check over the joined column, or (if it fails) one per URL
+    if None in locs:
+        locs = [loc or "" for loc in locs]  # a row the general path reads (an entry with extensions)
+    joined = "\n".join(cast("list[str]", locs))
+    if not escaped and ("&" in joined or "'" in joined):
+        joined = joined.replace("&", "&amp;").replace("'", "&apos;")
+        locs = joined.split("\n")
+    data = joined.encode("utf-8", "surrogatepass")
+    folder_b, own_b = folder.encode(), own.encode()
+    longest = max(map(len, locs))  # type: ignore[arg-type]
+    canonical = (
+        len(data) == len(joined)
+        and data.startswith(folder_b)
+        and data.count(b"\n" + folder_b) == n - 1
+        and data.count(b"\n") == n - 1  # no URL with a line feed in it (a CSV cell may have one)
+        and not data.translate(None, _URL_BYTES_AND_LF)
+        and b"/." not in data
+        and not data.startswith(own_b)
+        and b"\n" + own_b not in data
+        and longest < MAX_URL_LENGTH
+    )
+    lines = data.split(b"\n")
+    if len(lines) != n:  # a URL with a line feed in it (a CSV cell may have one): its row is odd anyway
+        lines = [loc.encode("utf-8", "surrogatepass") for loc in cast("list[str]", locs)]
+    if not canonical:
+        odd.update(_odd_urls(data, lines, locs, folder, own))
+    keys = list(map(xxh3_64_intdigest, lines))
+    # the optional columns: each distinct cell checked once; a column whose cells are all written as they
+    # stand goes in verbatim between its tags, any other as its cells' elements
+    known = writer._days
+    known_day = writer._known_day
+
+    def day_ok(day: str) -> bool:
+        return known.get(day) or known_day(day)
+
+    slots: list[Sequence[str | None]] = [locs]
+    tags: list[tuple[str, str]] = [("", "")]
+    lastmod_keys: dict[str | None, str] | None = None
+    lastmods: Sequence[str | None] = ()
+    longest += _GROWTH_LOC + 1
+    for name, column in zip(_FIELD_ELEMENTS, columns[1:], strict=False):
+        texts: dict[str | None, str] = {}
+        bad: set[str | None] = set()
+        keyed: dict[str | None, str] = {}
+        for value in set(column):
+            text: str | None = None
+            if not value:
+                texts[value] = keyed[value] = ""
+                continue
+            if name == "lastmod":
+                cell = _lastmod_cell(value, day_ok)
+                if cell is not None:
+                    text, keyed[value] = cell
+            elif name == "changefreq":
+                text = value if value in CHANGEFREQS else None
+            else:
+                text = _priority_text(value)
+            if text is None:
+                bad.add(value)
+                texts[value] = keyed[value] = ""
+            else:
+                texts[value] = text
+        if bad:
+            odd.update(compress(range(n), map(bad.__contains__, column)))
+        written = {value: text for value, text in texts.items() if value not in bad}
+        if not any(written.values()):
+            continue  # nothing to write from this column
+        if name == "lastmod":
+            lastmod_keys, lastmods = keyed, column
+        longest += max(map(len, written.values())) + 2 * len(name) + 5
+        if all(written.values()) and all(value == text for value, text in written.items()):
+            slots.append(column)  # verbatim
+            tags.append((f"<{name}>", f"</{name}>"))
         else:
-            general(index)
+            slots.append(
+                list(map({v: f"<{name}>{t}</{name}>" if t else "" for v, t in texts.items()}.get, column))
+            )
+            tags.append(("", ""))
+    # the XML of row i is OPEN + pieces[i * width : (i + 1) * width] less the last piece's OPEN, laid out by
+    # slice assignments (in C): each slot's cells between the closing and opening tags around them
+    width = 2 * len(slots)
+    tags.append(("", ""))
+    separators = [("</loc>" if at == 0 else "") + tags[at][1] + tags[at + 1][0] for at in range(len(slots))]
+    separators[-1] += "</url>\n<url><loc>"
+    pieces: list[str | None] = [None] * (width * n)
+    for at, slot in enumerate(slots):
+        pieces[2 * at :: width] = slot
+    pieces[1::2] = separators * n
+    capacity = writer.max_bytes - _FOOTER - writer._header_len(frozenset())
+    if longest > capacity:
+        sizes = _row_sizes(pieces, width, 0, n)
+        odd.update(i for i, size in enumerate(sizes) if size > capacity)  # file-too-large, reported
+    start = 0
+    for stop in [*sorted(odd), n]:
+        while start < stop:
+            # the good rows start..stop-1, up to the first duplicate among them
+            end = stop
+            segment = keys[start:stop]
+            if seen.isdisjoint(segment):
+                before = len(seen)
+                seen.update(segment)
+                if len(seen) - before != stop - start:
+                    seen.difference_update(segment)  # all were new: as it was
+                    end = start
+            else:
+                end = start
+            if end == start:
+                local: set[int] = set()
+                for key in segment:
+                    if key in seen or key in local:
+                        break
+                    local.add(key)
+                    end += 1
+                seen.update(local)
+            _write_rows(writer, pieces, width, lastmods, lastmod_keys, start, end)
+            if end < stop:
+                general(end)  # a duplicate: the general path reports it (or merges it)
+                end += 1
+            start = end
+        if stop < n:
+            general(stop)
+        start = stop + 1
+
+
+def _row_sizes(pieces: Sequence[str | None], width: int, start: int, stop: int) -> list[int]:
+    """The size of the XML of rows start..stop-1."""
+    columns = (pieces[start * width + at : stop * width : width] for at in range(width))
+    return list(map(len, map("".join, zip(*columns, strict=True))))
+
+
+def _write_rows(
+    writer: SitemapWriter,
+    pieces: list[str | None],
+    width: int,
+    lastmods: Sequence[str | None],
+    lastmod_keys: dict[str | None, str] | None,
+    start: int,
+    end: int,
+) -> None:
+    """Write rows start..end-1 (canonical, so ASCII: a string's length is its size in bytes), filling the
+    current file and starting new ones as its limits require."""
+    while start < end:
+        part = writer._current_part()
+        room = writer.max_bytes - _FOOTER - part.header - part.body
+        stop = min(end, start + writer.max_urls - part.urls)
+        text = "".join(pieces[start * width : stop * width])  # type: ignore[arg-type]
+        if len(text) > room:
+            ends = list(accumulate(_row_sizes(pieces, width, start, stop)))
+            stop = start + bisect_right(ends, room)
+            text = "".join(pieces[start * width : stop * width])  # type: ignore[arg-type]
+        if stop == start:
+            writer._finish_part()
             continue
-        key = xxh3_64_intdigest(loc.encode())
-        if urls >= limit_urls or size + len(xml) > limit_size or key in seen:
-            general(index)  # rolls over, or reports the duplicate
-            continue
-        seen.add(key)
-        accepted += 1
-        if tab:
-            if len(lastmod) == 10:
-                if lastmod > newest_date:
-                    newest_date, date_at = lastmod, index
-            elif lastmod > newest_time:
-                newest_time, time_at = lastmod, index
-        pending.append(xml)
-        urls += 1
-        size += len(xml)
-    sync()
+        part.handle.write(b"<url><loc>" + text[: -len("<url><loc>")].encode("ascii"))
+        part.body += len(text)
+        part.urls += stop - start
+        writer.pipeline.accepted += stop - start
+        if lastmod_keys is not None:
+            window = lastmods[start:stop]
+            best = max(map(lastmod_keys.__getitem__, window))
+            if best > part.newest_key:  # the first of the newest, as the general path keeps it
+                part.newest = next(v for v in window if lastmod_keys[v] == best)
+                part.newest_key = best
+        start = stop

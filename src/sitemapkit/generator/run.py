@@ -17,7 +17,13 @@ from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.generator.rules import UrlRules
-from sitemapkit.generator.sources.lists import input_kind, is_url_list, list_batches, read_source
+from sitemapkit.generator.sources.lists import (
+    input_kind,
+    is_url_list,
+    list_batches,
+    read_source,
+    record_batches,
+)
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.writer import IndexMode, Naming, PublishResult, SitemapWriter
 
@@ -392,6 +398,14 @@ def _add_sources(
                 for first, lines, canonical in batches:
                     writer.add_lines(lines, first, parse_line, clean=canonical)
                     stats.read += len(lines)
+                    if on_progress is not None:
+                        on_progress(stats.read)
+            continue
+        elif input_kind(name) != "list" and hook is None and clean is None and not hold:
+            with record_batches(name, writer.log, encoding) as record_batch:
+                for records in record_batch:
+                    writer.add_records(records, records.notes)
+                    stats.read += len(records)
                     if on_progress is not None:
                         on_progress(stats.read)
             continue

@@ -65,9 +65,13 @@ def xml_footer(root: str) -> str:
     return f"</{root}>\n"
 
 
-def _priority(value: float) -> str:
+def format_priority(value: float) -> str:
+    """A priority as the writer writes it: `0.5`, `1.0`, `0.55`."""
     text = f"{value:.4f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
+
+
+_priority = format_priority
 
 
 def _yes_no(value: bool) -> str:

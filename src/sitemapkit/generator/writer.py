@@ -18,7 +18,7 @@ import secrets
 import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
@@ -42,7 +42,7 @@ from sitemapkit.core.errors import (
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.deflate import GzipWorker, GzipWriter, assemble_gzip, compressor
-from sitemapkit.generator.lanes import BulkLane, add_inline
+from sitemapkit.generator.lanes import BulkLane, add_list_batch, add_record_batch
 from sitemapkit.generator.pipeline import Pipeline
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.serialize import (
@@ -528,8 +528,23 @@ class SitemapWriter:
                 bulk = self._bulk = BulkLane(self.scope.folder, self.own_prefix)
             if bulk.usable and bulk.add(self, lines, self._known_day):
                 return
-            lines, clean = lines.lines(), True
-        add_inline(self, lines, first_line, parse_line, clean)
+        add_list_batch(self, lines, first_line, parse_line)
+
+    def add_records(
+        self,
+        records: Sequence[TextRecord | UrlEntry],
+        notes: Mapping[int, Sequence[Diagnostic]] | None = None,
+    ) -> None:
+        """Add a batch of records read from a CSV or JSONL file (an entry with extensions as a `UrlEntry`):
+        the columnar lane of `lanes.py` writes those in canonical form, and gives every other one to
+        `add_record` (or `add_entry`) in its place. The output is the one `add_record` would give.
+        `notes[i]`: diagnostics the reading made before record i (reported just before it is added)."""
+        if self._closed:
+            raise UsageError("the writer is closed")
+        try:
+            add_record_batch(self, records, notes or {}, self.pipeline.rules is None and self._groups is None)
+        except OSError as exc:
+            raise self._abandon(exc) from None
 
     def _known_day(self, day: str) -> bool:
         """Whether `day` is a valid canonical date `YYYY-MM-DD` (remembered for up to 100,000 days)."""

@@ -602,6 +602,50 @@ def list_batches(
             stream.close()
 
 
+RECORD_BATCH = 10_000
+"""How many records of a CSV or JSONL file `record_batches` hands over at once."""
+
+
+class RecordBatch(list[TextRecord | UrlEntry]):
+    """Records of a CSV or JSONL file, with the diagnostics its reading made, each held until the record it
+    came before is added (`notes[i]`: those before record i; `notes[len(batch)]`: those after the last),
+    so that they come out in the order the record-by-record path gives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: dict[int, list[Diagnostic]] = {}
+
+
+@contextmanager
+def record_batches(
+    name: str, report: DiagnosticHandler, encoding: str | None = None
+) -> Iterator[Iterator[RecordBatch]]:
+    """The records of a CSV or JSONL file (see `read_records`) in batches of up to `RECORD_BATCH`, for
+    writers that take a batch at once (`SitemapWriter.add_records`)."""
+    batch = RecordBatch()
+
+    def note(diagnostic: Diagnostic) -> None:
+        batch.notes.setdefault(len(batch), []).append(diagnostic)
+
+    records = read_records(name, note, encoding)
+
+    def batches() -> Iterator[RecordBatch]:
+        nonlocal batch
+        while True:
+            batch = RecordBatch()
+            batch.extend(itertools.islice(records, RECORD_BATCH))
+            if not batch and not batch.notes:
+                return
+            yield batch
+
+    try:
+        yield batches()
+    finally:
+        close = getattr(records, "close", None)  # a generator: closing it closes the file
+        if close is not None:
+            close()
+
+
 def read_source(
     name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
 ) -> Iterator[UrlEntry]:
