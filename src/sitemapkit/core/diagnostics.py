@@ -54,6 +54,19 @@ CODES: dict[str, CodeInfo] = dict(
             "A URL leads to a loopback, private, link-local or reserved address; not fetched.",
         ),
         _c(
+            "robots-disallowed",
+            E,
+            "robots.txt disallows the URL for sitemapkit (or answered 5xx/429, or could not be fetched); "
+            "not fetched.",
+        ),
+        _c(
+            "redirect-blocked",
+            E,
+            "A redirect leads to a URL robots.txt disallows, or to a private address; the chain stops there.",
+        ),
+        _c("redirect-invalid", E, "A redirect leads to something that is not an http(s) URL with a host."),
+        _c("redirect-seen", W, "A redirect leads to a URL fetched already in this run; not fetched again."),
+        _c(
             "cross-host",
             E,
             "An index child or a redirect leaves the site; not followed (--follow-cross-host).",

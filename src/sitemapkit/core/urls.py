@@ -106,6 +106,20 @@ def normalize_url(text: str, base_url: str | None = None) -> str:
     return _normalize_slow(s, text, base_url)
 
 
+def url_key(url: str) -> str:
+    """The one identity of a URL across sitemapkit (loops, repeats, "fetched already"): the URL in
+    `normalize_url` form without its fragment; the text as given, less its fragment, when it cannot be
+    normalised.
+
+    >>> url_key("HTTPS://Example.com:443/a#top") == url_key("https://example.com/a")
+    True
+    """
+    try:
+        return normalize_url(url).split("#", 1)[0]
+    except InvalidUrlError:
+        return url.strip().split("#", 1)[0]
+
+
 def _normalize_slow(s: str, original: str, base_url: str | None) -> str:
     if s.startswith("/") and not s.startswith("//"):
         if base_url is None:
