@@ -27,3 +27,20 @@ def locs(path: Path) -> list[str]:
 def published(out: Path) -> list[str]:
     """Names in the output folder, hidden files excluded."""
     return sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+
+
+class Sleeps:
+    """An injected `sleep` that records the delays asked for and returns at once, and the monotonic clock
+    it moves forward (pass both: `FetchOptions(sleep=sleeps, monotonic=sleeps.monotonic)`), so that the
+    delays recorded are exactly those asked for, whatever the machine's speed."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        self.now += seconds

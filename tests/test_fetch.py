@@ -23,29 +23,23 @@ from sitemapkit.reader.fetch import (
     FetchError,
     FetchOptions,
     FetchPolicy,
+    FetchRefusedError,
     FetchResponse,
     fetch,
     tls_context,
 )
+from tests.helpers import Sleeps
 from tests.localserver import LocalServer, sequence
 
 XML = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
 
 
-class Sleeps:
-    """An injected `sleep` that records the delays asked for and returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
 def opts(sleeps: Sleeps | None = None, **kw: object) -> FetchOptions:
     # The HTTP stack itself is tested here, on loopback: the policy's address check is tested on its own.
+    sleeps = sleeps or Sleeps()
     base: dict[str, object] = {
-        "sleep": sleeps or Sleeps(),
+        "sleep": sleeps,
+        "monotonic": sleeps.monotonic,
         "jitter": lambda: 0.0,
         "policy": FetchPolicy(allow_private=True),
     }
@@ -203,10 +197,23 @@ def test_too_many_redirects_is_an_error(server: LocalServer) -> None:
     assert get(server.url("/r0"), opts(max_redirects=5))[1] == XML
 
 
-def test_redirect_to_a_non_http_scheme_is_refused(server: LocalServer) -> None:
-    server.redirect("/a", "ftp://example.com/sitemap.xml")
-    with pytest.raises(FetchError, match="redirected to an unusable URL"):
+@pytest.mark.parametrize(
+    "target",
+    [
+        "ftp://example.com/sitemap.xml",
+        "mailto:a@example.com",
+        "data:text/html,hi",
+        "javascript:alert(1)",
+        "about:blank",
+        "http://[::1",
+        "http://",
+    ],
+)
+def test_redirect_to_a_non_http_target_ends_with_redirect_invalid(server: LocalServer, target: str) -> None:
+    server.redirect("/a", target)
+    with pytest.raises(FetchRefusedError, match="not an http\\(s\\) URL with a host") as caught:
         get(server.url("/a"))
+    assert caught.value.code == "redirect-invalid"
 
 
 @pytest.mark.parametrize("url", ["ftp://example.com/s.xml", "file:///etc/passwd", "http:///nohost"])
@@ -359,7 +366,7 @@ def test_a_body_that_trickles_forever_stops_at_the_total_deadline() -> None:
 
     async def run() -> None:
         async with (
-            Fetcher(opts(max_duration=0.5)) as f,
+            Fetcher(opts(max_duration=0.5, monotonic=time.monotonic)) as f,
             f.stream(f"http://127.0.0.1:{port}/slow.xml") as response,
         ):
             async for _ in response.aiter_bytes():
@@ -451,7 +458,7 @@ def test_a_download_whose_cancellation_was_swallowed_still_ends(
 ) -> None:
     """A library below may swallow a cancellation; the download task must not then block for good on its
     full queue, which nobody reads any more (a harvest stopped with Ctrl-C hung so)."""
-    from sitemapkit.reader import walk
+    from sitemapkit.reader.download import Download
     from sitemapkit.reader.fetch import FetchResponse
 
     url = server.route("/big.xml", b"x" * (1024 * 1024))
@@ -472,7 +479,7 @@ def test_a_download_whose_cancellation_was_swallowed_still_ends(
 
     async def main() -> bool:
         async with Fetcher(FetchOptions(policy=FetchPolicy(allow_private=True))) as fetcher:
-            download = walk._Download(fetcher, url, 2)
+            download = Download(fetcher, url, 2)
             await download.response()
             await asyncio.wait_for(inside.wait(), 30)
             download._task.cancel()

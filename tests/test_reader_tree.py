@@ -12,22 +12,16 @@ from pathlib import Path
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.fetch import FetchOptions
 from sitemapkit.reader.walk import Reader, aread, read
+from tests.helpers import Sleeps
 from tests.localserver import Handler, LocalServer, sequence
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
-class Sleeps:
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
 def fast(sleeps: Sleeps | None = None) -> FetchOptions:
-    return FetchOptions(sleep=sleeps or Sleeps(), jitter=lambda: 0.0)
+    sleeps = sleeps or Sleeps()
+    return FetchOptions(sleep=sleeps, monotonic=sleeps.monotonic, jitter=lambda: 0.0)
 
 
 def urlset(*locs: str) -> str:

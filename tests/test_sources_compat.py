@@ -556,7 +556,8 @@ def test_parse_and_validate_read_a_local_index_children_locally_first(
         timeout=60,
     )
     assert [json.loads(line)["loc"] for line in fetched.stdout.splitlines()][-1] == BASE + "remote"
-    assert [r.path for r in server.requests] == ["/remote.xml"]  # only the one not found locally
+    # only the one not found locally (after the robots.txt of its host, which no user named)
+    assert [r.path for r in server.requests] == ["/robots.txt", "/remote.xml"]
 
     report = validate(index)
     assert [(f.source, f.entries) for f in report.files][1:] == [
@@ -565,7 +566,7 @@ def test_parse_and_validate_read_a_local_index_children_locally_first(
         (remote, 0),  # not read (not fetched unless asked), counted as a file all the same
     ]
     assert [d.code for d in report if d.url == remote] == ["read-error"]
-    assert [r.path for r in server.requests] == ["/remote.xml"]
+    assert [r.path for r in server.requests] == ["/robots.txt", "/remote.xml"]  # nothing more
     fetched_report = validate(index, fetch_missing=True, allow_private=True)
     assert len(fetched_report.files) == 4
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urljoin, urlsplit
 
-from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.reader.fetch import Fetcher, FetchError
@@ -181,20 +180,16 @@ async def discover(
     well_known: tuple[str, ...] = WELL_KNOWN_PATHS,
 ) -> Discovery:
     """Find a site's sitemaps: the `Sitemap:` lines of its robots.txt, or else the first well-known
-    path that answers 2xx with something that looks like a sitemap."""
+    path that answers 2xx with something that looks like a sitemap (and that robots.txt allows, where the
+    run consults it). robots.txt comes from the run's politeness layer (`Fetcher.robots`)."""
     result = Discovery(site_url, robots_url(site_url))
-    try:
-        robots = await fetcher.get(result.robots_url, limit=MAX_ROBOTS_BYTES)
-    except FetchError as exc:
-        result.error = exc.reason
+    rules = await fetcher.robots(site_url)  # the run's one copy: fetched once, whoever asks
+    if rules.error is not None:
+        result.error = rules.error
     else:
-        result.robots_status = robots.status
-        result.robots_bytes = len(robots.body)
-        if robots.ok:
-            body = robots.body
-            if robots.truncated:  # cut at the read limit: the last line is incomplete, not a URL to use
-                body = body[: max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
-            result.sitemaps = sitemaps_in_robots(body, robots.final_url, on_diagnostic=on_diagnostic)
+        result.robots_status = rules.status
+        result.robots_bytes = len(rules.text.encode())
+        result.sitemaps = sitemaps_in_robots(rules.text, result.robots_url, on_diagnostic=on_diagnostic)
     if result.sitemaps:
         result.via = "robots"
         return result

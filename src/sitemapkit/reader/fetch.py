@@ -9,6 +9,8 @@ What it guarantees, whoever calls it:
   cannot get around it) unless that origin is one the user named or `allow_private` is set; no
   redirect that leaves the site unless `follow_cross_host` is set;
 - bounded concurrency per host and in total;
+- politeness (`sitemapkit.reader.polite`): robots.txt at every hop, pacing, `Retry-After` holds and the
+  per-host limit, shared by every `Fetcher` of a run;
 - retries with exponential backoff and jitter on 429, 5xx and connection errors (not on a host name
   that does not exist: DNS said so, and a retry changes nothing), honouring
   `Retry-After` (seconds or an HTTP date, capped); the sleep, the jitter and the clock are injectable;
@@ -41,8 +43,9 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
-from sitemapkit.core.constants import USER_AGENT
+from sitemapkit.core.constants import MAX_ROBOTS_BYTES, USER_AGENT
 from sitemapkit.core.errors import InputError
+from sitemapkit.reader.polite import ROBOTS_MAX_REDIRECTS, UNREACHABLE, Politeness, RobotsRules, origin_of
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
 """Statuses worth asking again: rate limiting and transient server or gateway failures."""
@@ -55,6 +58,9 @@ Sleep = Callable[[float], Awaitable[None]]
 
 class FetchError(InputError):
     """A URL could not be fetched; the message names the URL and what went wrong."""
+
+    redirects: tuple[Hop, ...] = ()
+    """The redirects answered before the chain ended here, when it ended in a redirect."""
 
     def __init__(self, url: str, reason: str) -> None:
         super().__init__(f"{url}: {reason}")
@@ -71,12 +77,16 @@ class ContentDecodingError(FetchError):
 
 
 class FetchRefusedError(FetchError):
-    """The fetch policy refused the request; `code` is the diagnostic code to report it with
-    (`private-address` or `cross-host`)."""
+    """A request was not made: the fetch policy or the politeness layer refused it, or a redirect chain
+    ended. `code` is the diagnostic code to report it with: `private-address`, `cross-host`,
+    `robots-disallowed`, `redirect-blocked` (a hop robots.txt disallows), `redirect-invalid` (a target
+    that is not http(s) with a host) or `redirect-seen` (a hop the caller had fetched already)."""
 
-    def __init__(self, url: str, reason: str, code: str) -> None:
+    def __init__(self, url: str, reason: str, code: str, target: str | None = None) -> None:
         super().__init__(url, reason)
         self.code = code
+        self.target = target
+        """The redirect target the chain stopped at, for a refused hop."""
 
 
 _SECOND_LEVEL = frozenset(
@@ -297,14 +307,15 @@ class FetchOptions:
     policy: FetchPolicy = FetchPolicy()
     """Where fetching may go (private addresses, other sites)."""
     per_host: int = 4
-    """Simultaneous requests to one host."""
+    """Simultaneous requests to one host (when `politeness` is None; else the layer's)."""
     max_connections: int = 16
     """Simultaneous requests in total."""
     keepalive: int | None = None
     """Idle connections kept open for reuse (None: `max_connections`)."""
-    pace: Callable[[str], Awaitable[None]] | None = None
-    """Awaited with a request's URL before it goes out (each retry and redirect hop too): how a caller
-    spaces the requests to a host, as the audit does by robots.txt's Crawl-delay."""
+    politeness: Politeness | None = None
+    """The run's politeness layer (robots.txt, pacing, Retry-After, per-host limit), shared by every
+    `Fetcher` of the run; None: each `Fetcher` has its own, which paces nothing and consults no
+    robots.txt (`per_host` then sets its limit)."""
     sleep: Sleep = asyncio.sleep
     jitter: Callable[[], float] = random.random
     """Returns a float in [0, 1); scales the second half of each backoff delay."""
@@ -343,12 +354,6 @@ class Hop:
 
     url: str
     status: int
-
-
-def host_key(url: str) -> str:
-    """What per-host limits count by: scheme and authority, lowercased."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def check_http_url(url: str) -> str:
@@ -578,8 +583,10 @@ class FetchResult:
 class Fetcher:
     """An async HTTP client for sitemaps. Use as `async with Fetcher(options) as f:`.
 
-    `stream(url)` opens a response (redirects followed, retries done) and holds a concurrency slot
-    for the host until the context exits; `get(url)` reads a whole body.
+    `stream(url)` opens a response (redirects followed hop by hop, retries done) and holds a place for the
+    host until the context exits; `get(url)` reads a whole body. Every request it sends, whatever it is
+    for, goes through the run's `Politeness` (`options.politeness`, or one of its own): robots.txt, pacing,
+    Retry-After holds and the per-host limit.
     """
 
     def __init__(self, options: FetchOptions | None = None) -> None:
@@ -587,10 +594,18 @@ class Fetcher:
         if opts.per_host < 1 or opts.max_connections < 1:
             raise ValueError("concurrency must be at least 1")
         self.policy = opts.policy
+        self.politeness = opts.politeness or Politeness(
+            user_agent=opts.user_agent,
+            obey_robots=False,
+            per_host=opts.per_host,
+            clock=opts.monotonic,
+            sleep=opts.sleep,
+        )
         self._client = httpx.AsyncClient(
             follow_redirects=False,
             timeout=httpx.Timeout(opts.read_timeout, connect=opts.connect_timeout, pool=None),
             headers={"User-Agent": opts.user_agent, "Accept-Encoding": "gzip, deflate"},
+            event_hooks={"response": [_hide_location]},
             transport=_guarded_transport(
                 opts.policy,
                 httpx.Limits(
@@ -603,9 +618,8 @@ class Fetcher:
             trust_env=False,
         )
         self._total = asyncio.Semaphore(opts.max_connections)
-        self._hosts: dict[str, asyncio.Semaphore] = {}
         self.retry_slept = 0.0
-        """Seconds slept before retries so far (bounded by `retry_budget`)."""
+        """Seconds waited before retries so far (bounded by `retry_budget`)."""
 
     async def __aenter__(self) -> Fetcher:
         return self
@@ -616,53 +630,104 @@ class Fetcher:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def _host_slot(self, url: str) -> asyncio.Semaphore:
-        key = host_key(url)
-        sem = self._hosts.get(key)
-        if sem is None:
-            sem = self._hosts[key] = asyncio.Semaphore(self.options.per_host)
-        return sem
+    async def robots(self, url: str) -> RobotsRules:
+        """The robots.txt rules of `url`'s origin, as the run's politeness layer has them (fetched once
+        per origin per run, whether or not robots.txt is consulted for that origin)."""
+        return await self.politeness.rules(origin_of(url), self._fetch_robots)
+
+    async def _fetch_robots(self, url: str) -> tuple[int, bytes, str | None]:
+        """Fetch a robots.txt (RFC 9309): at most `MAX_ROBOTS_BYTES` (a line cut there is dropped), at
+        most `ROBOTS_MAX_REDIRECTS` redirects, which may lead to another site."""
+        try:
+            async with self._open(url, robots_file=True) as response:
+                if not response.ok:
+                    return response.status, b"", None
+                body, truncated = await response.read(MAX_ROBOTS_BYTES)
+        except FetchRefusedError as exc:
+            if exc.code == "private-address":  # the host itself is refused: so is every URL on it
+                raise
+            return UNREACHABLE, b"", exc.reason
+        except FetchError as exc:
+            return UNREACHABLE, b"", exc.reason
+        if truncated:  # the last line is incomplete: not a rule to use
+            body = body[: max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
+        return response.status, body, None
 
     @asynccontextmanager
-    async def stream(self, url: str) -> AsyncIterator[FetchResponse]:
-        """Open `url`: follow redirects (each hop checked and recorded), retry what is worth retrying.
+    async def stream(
+        self, url: str, *, follow: Callable[[str], str | None] | None = None
+    ) -> AsyncIterator[FetchResponse]:
+        """Open `url`: follow redirects hop by hop, retry what is worth retrying, politely.
+
+        Each hop is a request like any other: the fetch policy, robots.txt (`robots-disallowed` for `url`
+        itself, `redirect-blocked` for a hop), pacing, the per-host limit, loop detection, and `follow`
+        (given a hop's target, a reason not to fetch it, e.g. that it was fetched already:
+        `redirect-seen`). A target that is not http(s) with a host ends it (`redirect-invalid`).
 
         Yields the final response whatever its status (the caller judges 404 or 503 after retries);
-        raises `FetchError` when no response could be had at all (`FetchRefusedError` when the policy
-        refused it). One deadline (`max_duration`) covers all of it, the body included.
+        raises `FetchError` when no response could be had at all (`FetchRefusedError`, with its `code`,
+        when a request was not made). One deadline (`max_duration`) covers all of it, the body included.
         """
+        async with self._open(url, follow=follow) as response:
+            yield response
+
+    @asynccontextmanager
+    async def _open(
+        self,
+        url: str,
+        *,
+        follow: Callable[[str], str | None] | None = None,
+        robots_file: bool = False,
+    ) -> AsyncIterator[FetchResponse]:
         check_http_url(url)
         opts = self.options
+        polite = self.politeness
         deadline = opts.monotonic() + opts.max_duration
-        async with self._host_slot(url), self._total, AsyncExitStack() as stack:
-            hops: list[Hop] = []
-            seen = {url}
-            current = url
-            attempts = 0
+        hops: list[Hop] = []
+        seen = {url}
+        current = url
+        attempts = 0
+        async with AsyncExitStack() as held:
             while True:
-                response, tries = await self._send_with_retries(current, stack, deadline)
+                if not robots_file:
+                    why = await polite.refusal(current, self._fetch_robots)
+                    if why is not None:
+                        if current == url:
+                            raise FetchRefusedError(url, f"{why}; not fetched", "robots-disallowed")
+                        blocked = FetchRefusedError(
+                            url,
+                            f"redirects to {current}, but {why}; not followed",
+                            "redirect-blocked",
+                            current,
+                        )
+                        blocked.redirects = tuple(hops)
+                        raise blocked
+                hop = AsyncExitStack()
+                try:
+                    await hop.enter_async_context(polite.slot(current))
+                    await hop.enter_async_context(self._total)
+                    response, tries = await self._send_with_retries(current, hop, deadline)
+                except BaseException:
+                    await hop.aclose()
+                    raise
                 attempts += tries
                 if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
                     hops.append(Hop(current, response.status_code))
-                    await response.aclose()
-                    target = urljoin(current, response.headers["location"].strip())
-                    target = target.split("#", 1)[0]
+                    location = response.headers["location"]
+                    await hop.aclose()
                     try:
-                        check_http_url(target)
+                        current = self._redirect_target(url, current, location, seen, len(hops), robots_file)
+                        why = follow(current) if follow is not None else None
+                        if why is not None:
+                            raise FetchRefusedError(
+                                url, f"redirects to {current}: {why}", "redirect-seen", current
+                            )
                     except FetchError as exc:
-                        raise FetchError(
-                            url, f"redirected to an unusable URL ({exc.reason}): {target}"
-                        ) from None
-                    if target in seen:
-                        raise FetchError(url, f"redirect loop at {target}")
-                    if len(hops) > opts.max_redirects:
-                        raise FetchError(url, f"more than {opts.max_redirects} redirects")
-                    cross = self.policy.cross_host_reason(url, target, "redirects to")
-                    if cross is not None:
-                        raise FetchRefusedError(url, cross, "cross-host")
-                    seen.add(target)
-                    current = target
+                        exc.redirects = tuple(hops)
+                        raise
+                    seen.add(current)
                     continue
+                held.push_async_exit(hop)
                 yield FetchResponse(
                     url=url,
                     final_url=current,
@@ -676,6 +741,34 @@ class Fetcher:
                 )
                 return
 
+    def _redirect_target(
+        self, url: str, current: str, location: str, seen: set[str], hops: int, robots_file: bool
+    ) -> str:
+        """Where a redirect of `current` leads, or the `FetchError` that ends the chain."""
+        shown = location.strip()
+        try:
+            if shown.lower() in ("http:", "https:", "http://", "https://", "http:///", "https:///"):
+                raise ValueError("a scheme without a host")  # urljoin would read it as the current URL
+            target = urljoin(current, shown).split("#", 1)[0]
+            check_http_url(target)
+            httpx.URL(target)  # what httpx could not send is no target either
+        except (FetchError, httpx.InvalidURL, ValueError, UnicodeError):
+            raise FetchRefusedError(
+                url,
+                f"redirects to {shown[:200]!r}, not an http(s) URL with a host; not followed",
+                "redirect-invalid",
+            ) from None
+        if target in seen:
+            raise FetchError(url, f"redirect loop at {target}")
+        limit = ROBOTS_MAX_REDIRECTS if robots_file else self.options.max_redirects
+        if hops > limit:
+            raise FetchError(url, f"more than {limit} redirects")
+        if not robots_file:
+            cross = self.policy.cross_host_reason(url, target, "redirects to")
+            if cross is not None:
+                raise FetchRefusedError(url, cross, "cross-host", target)
+        return target
+
     def _left(self, url: str, deadline: float) -> float:
         left = deadline - self.options.monotonic()
         if left <= 0:
@@ -687,28 +780,30 @@ class Fetcher:
             url, f"no complete answer within {self.options.max_duration:g} s (--max-duration); gave up"
         )
 
-    async def _pause(self, url: str, delay: float, deadline: float) -> bool:
-        """Sleep `delay` before a retry if the walk's retry budget and the deadline allow; else False."""
+    def _hold(self, url: str, delay: float, deadline: float) -> bool:
+        """Hold `url`'s origin back `delay` seconds before a retry, if the run's retry budget and the
+        deadline allow it; else False (the answer or error at hand is final)."""
         opts = self.options
         if self.retry_slept + delay > opts.retry_budget or opts.monotonic() + delay >= deadline:
             return False
         self.retry_slept += delay
-        await opts.sleep(delay)
+        self.politeness.hold(url, delay)
         return True
 
     async def _send_with_retries(
         self, url: str, stack: AsyncExitStack, deadline: float
     ) -> tuple[httpx.Response, int]:
+        """The one retry loop: each attempt paced by the politeness layer; a 429 or 5xx answer's
+        `Retry-After` (else the backoff) holds the origin back before the next; so does a connection error."""
         opts = self.options
         attempt = 0
         while True:
             attempt += 1
             try:
                 request = self._client.build_request("GET", url)
-            except (httpx.InvalidURL, UnicodeError) as exc:
+            except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
                 raise FetchError(url, f"not a usable URL ({exc})") from None
-            if opts.pace is not None:
-                await opts.pace(url)
+            await self.politeness.pace(url)
             try:
                 async with asyncio.timeout(self._left(url, deadline)):  # see aiter_bytes: not wait_for
                     response = await self._client.send(request, stream=True)
@@ -716,29 +811,33 @@ class Fetcher:
                 raise self._overdue(url) from None
             except _Refused as exc:
                 raise FetchRefusedError(url, exc.reason, "private-address") from None
-            except (httpx.UnsupportedProtocol, httpx.ProxyError) as exc:
+            except (httpx.UnsupportedProtocol, httpx.ProxyError, httpx.InvalidURL) as exc:
                 raise FetchError(url, _describe(exc)) from None
             except httpx.TransportError as exc:
                 if (
                     attempt > opts.retries
                     or _unresolvable(exc)  # a name that does not resolve will not on a retry either
                     or _untrusted(exc) is not None  # nor will a certificate that failed verification pass
-                    or not await self._pause(url, opts.backoff(attempt - 1), deadline)
+                    or not self._hold(url, opts.backoff(attempt - 1), deadline)
                 ):
                     raise FetchError(url, _transport_reason(exc, opts, attempt)) from None
                 continue
             if response.status_code in RETRY_STATUSES and attempt <= opts.retries:
                 delay = opts.retry_after(response.headers.get("retry-after"))
                 delay = delay if delay is not None else opts.backoff(attempt - 1)
-                if await self._pause(url, delay, deadline):
+                if self._hold(url, delay, deadline):
                     await response.aclose()
                     continue
+            if _LOCATION in response.headers:  # see _hide_location
+                response.headers["location"] = response.headers.pop(_LOCATION)
             stack.push_async_callback(response.aclose)
             return response, attempt
 
-    async def get(self, url: str, *, limit: int | None = None) -> FetchResult:
+    async def get(
+        self, url: str, *, limit: int | None = None, follow: Callable[[str], str | None] | None = None
+    ) -> FetchResult:
         """Fetch a whole body (at most `limit` decoded bytes: more is cut off, not an error)."""
-        async with self.stream(url) as response:
+        async with self.stream(url, follow=follow) as response:
             body, truncated = await response.read(limit)
             return FetchResult(
                 url,
@@ -749,6 +848,17 @@ class Fetcher:
                 response.redirects,
                 truncated,
             )
+
+
+_LOCATION = "x-sitemapkit-location"
+
+
+async def _hide_location(response: httpx.Response) -> None:
+    """Keep httpx from building the next request of a redirect itself (it does so even when not following,
+    and raises `InvalidURL` for a `mailto:` or `data:` target, losing the answer): the `Location` is
+    put back once httpx is done, and judged hop by hop by `Fetcher._redirect_target`."""
+    if "location" in response.headers:
+        response.headers[_LOCATION] = response.headers.pop("location")
 
 
 def _unresolvable(exc: BaseException) -> bool:

@@ -24,10 +24,11 @@ from typing import Any, Final, Literal, cast, overload
 
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
-from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
-from sitemapkit.core.urls import normalize_url
+from sitemapkit.core.urls import url_key
 from sitemapkit.reader.discover import Source, classify, discover
+from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import (
     CHUNK_SIZE,
     ContentDecodingError,
@@ -37,9 +38,9 @@ from sitemapkit.reader.fetch import (
     FetchOptions,
     FetchRefusedError,
     FetchResponse,
-    host_key,
 )
 from sitemapkit.reader.parser import SitemapParser
+from sitemapkit.reader.polite import Politeness, origin_of
 from sitemapkit.reader.runs import UrlRun
 
 DEFAULT_MAX_DEPTH: Final = 5
@@ -160,6 +161,10 @@ class ReadOptions:
     fetch_missing: bool = False
     """For a local index: fetch the children not found next to it (see `reader.local.local_child`);
     by default they are reported (`read-error`) and skipped."""
+    user_named: bool = True
+    """The source is one the user named: its origin is trusted by the fetch policy (a private address is
+    fine there) and exempt from robots.txt. False for a URL a site chose (a robots.txt `Sitemap:` line, a
+    link): it gets the site's policy like every other URL."""
 
     def fetch_options(self, base: FetchOptions | None = None) -> FetchOptions:
         """The `FetchOptions` these options imply, over `base` (whose other settings are kept)."""
@@ -192,74 +197,6 @@ class ReadOptions:
         )
 
 
-_END: Final = object()
-
-
-class _Download:
-    """One sitemap being downloaded by its own task into a bounded queue of body pieces.
-
-    The queue's first item is the `FetchResponse` (or a `FetchError`); then body pieces; then `_END`
-    or a `FetchError`. When the queue is full the task waits, so a sitemap fetched ahead costs at most
-    `buffer` pieces of memory until its turn comes.
-    """
-
-    def __init__(self, fetcher: Fetcher, url: str, buffer: int) -> None:
-        self.url = url
-        self._queue: asyncio.Queue[object] = asyncio.Queue(max(2, buffer))
-        self._task = asyncio.create_task(self._run(fetcher, url))
-
-    async def _run(self, fetcher: Fetcher, url: str) -> None:
-        try:
-            async with fetcher.stream(url) as response:
-                await self._queue.put(response)
-                if response.ok:
-                    task = asyncio.current_task()
-                    async for piece in response.aiter_bytes():
-                        if task is not None and task.cancelling():  # a cancellation a library swallowed:
-                            # stop (the reader may be gone, the queue never emptied), telling a reader still
-                            # there, where the queue has room
-                            with contextlib.suppress(asyncio.QueueFull):
-                                self._queue.put_nowait(FetchError(url, "the download was cancelled"))
-                            raise asyncio.CancelledError
-                        await self._queue.put(piece)
-        except FetchError as exc:
-            await self._queue.put(exc)
-            return
-        except Exception as exc:  # any other failure must still reach the reader, or it would wait forever
-            await self._queue.put(FetchError(url, f"unexpected error: {type(exc).__name__}: {exc}"))
-            return
-        await self._queue.put(_END)
-
-    async def response(self) -> FetchResponse:
-        item = await self._queue.get()
-        if isinstance(item, FetchError):
-            raise item
-        assert isinstance(item, FetchResponse)
-        return item
-
-    async def pieces(self) -> AsyncIterator[bytes]:
-        while True:
-            item = await self._queue.get()
-            if item is _END:
-                return
-            if isinstance(item, FetchError):
-                raise item
-            assert isinstance(item, bytes)
-            yield item
-
-    async def cancel(self) -> None:
-        """Stop the download and wait for it to let its connection go.
-
-        A cancellation of the caller while it waits is not swallowed (it propagates as usual); the
-        download's own end, whatever it was, is retrieved so asyncio does not report it as unhandled.
-        """
-        task = self._task
-        task.cancel()
-        await asyncio.wait((task,))
-        if not task.cancelled():
-            task.exception()
-
-
 @dataclass(eq=False, slots=True)
 class _Item:
     """A sitemap waiting for (or having) its turn in the walk."""
@@ -269,7 +206,7 @@ class _Item:
     """Every URL of the index chain above (including redirect hops), for loop detection."""
     parent_is_index: bool = False
     local: bool = False
-    download: _Download | None = None
+    download: Download | None = None
     path: str | None = None
     """Where a local index's child is read from (the node keeps its URL)."""
 
@@ -282,8 +219,21 @@ class _Walk:
         self.options = options
         self.log = log
         fetch = options.fetch_options(fetch)
-        if source.kind in ("sitemap", "site"):  # the origin the user named
+        named = source.kind in ("sitemap", "site") and options.user_named
+        if named:  # the origin the user named
             fetch = replace(fetch, policy=fetch.policy.trusting(source.location))
+        if fetch.politeness is None:  # a walk of its own: robots.txt for the hosts the site chose
+            exempt = frozenset({origin_of(source.location)}) if named else frozenset()
+            fetch = replace(
+                fetch,
+                politeness=Politeness(
+                    user_agent=fetch.user_agent,
+                    robots_exempt=exempt,
+                    per_host=fetch.per_host,
+                    clock=fetch.monotonic,
+                    sleep=fetch.sleep,
+                ),
+            )
         self.fetch_options = fetch
         self.policy = fetch.policy
         self._recorded = 0
@@ -337,7 +287,7 @@ class _Walk:
             return
         if src.kind == "sitemap":
             self.root = SitemapNode(src.location)
-            self._visited.add(_key(src.location))
+            self._visited.add(url_key(src.location))
             self._pending.append(_Item(self.root))
             return
         found = await discover(src.location, fetcher, on_diagnostic=self.log.add)
@@ -360,7 +310,7 @@ class _Walk:
             self._recorded += 1
             node = SitemapNode(url)
             self.root.children.append(node)
-            self._visited.add(_key(url))
+            self._visited.add(url_key(url))
             self._pending.append(_Item(node))
 
     # -- fetching ahead ---------------------------------------------------------------------------
@@ -375,15 +325,15 @@ class _Walk:
                 return
             if item.local or item.download is not None:
                 continue
-            host = host_key(item.node.url)
+            host = origin_of(item.node.url)
             if self._live.get(host, 0) >= per_host:
                 continue
             self._live[host] = self._live.get(host, 0) + 1
             self._live_total += 1
-            item.download = _Download(fetcher, item.node.url, self._buffer_pieces)
+            item.download = Download(fetcher, item.node.url, self._buffer_pieces)
 
     def _unlive(self, url: str) -> None:
-        host = host_key(url)
+        host = origin_of(url)
         self._live[host] -= 1
         self._live_total -= 1
 
@@ -398,7 +348,7 @@ class _Walk:
                 async for batch in parsing:
                     yield batch
             return
-        download = item.download or _Download(fetcher, node.url, self._buffer_pieces)
+        download = item.download or Download(fetcher, node.url, self._buffer_pieces)
         try:
             try:
                 response = await download.response()
@@ -434,10 +384,10 @@ class _Walk:
     def _check_redirects(self, item: _Item, response: FetchResponse) -> bool:
         """Record where redirects led; refuse (fetch-loop) one to an ancestor or to a sitemap seen before."""
         node = item.node
-        own = _key(node.url)
+        own = url_key(node.url)
         landed = [hop.url for hop in response.redirects[1:]] + [response.final_url]
         for url in landed:
-            key = _key(url)
+            key = url_key(url)
             if key == own:
                 continue
             if key in item.ancestors:
@@ -449,7 +399,7 @@ class _Walk:
             node.error = f"not followed: {message}"
             self._report("fetch-loop", message, node.url)
             return False
-        self._visited.update(_key(url) for url in landed)
+        self._visited.update(url_key(url) for url in landed)
         return True
 
     async def _file_pieces(self, node: SitemapNode, path: str) -> AsyncIterator[bytes]:
@@ -559,7 +509,7 @@ class _Walk:
 
     def _plan_children(self, item: _Item) -> _Plan:
         node = item.node
-        own = {_key(u) for u in (node.url, *node.redirects, node.final_url) if u}
+        own = {url_key(u) for u in (node.url, *node.redirects, node.final_url) if u}
         return _Plan(item, own, item.ancestors | own)
 
     def _take(self, plan: _Plan, entry: IndexEntry) -> None:
@@ -579,7 +529,7 @@ class _Walk:
         url = entry.loc
         child = SitemapNode(url, lastmod=entry.lastmod, depth=depth, lastmod_text=entry.lastmod_text)
         node.children.append(child)
-        key = _key(url)
+        key = url_key(url)
         if key in plan.own:
             reason = "the index lists itself"
         elif key in plan.lineage:
@@ -658,14 +608,6 @@ class _Plan:
     listed: int = 0
     over_index: int = 0
     over_walk: int = 0
-
-
-def _key(url: str) -> str:
-    """What loop detection compares: the normalised URL without its fragment."""
-    try:
-        return normalize_url(url).split("#", 1)[0]
-    except InvalidUrlError:
-        return url
 
 
 def _shown(path: str) -> str:

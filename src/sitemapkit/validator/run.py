@@ -68,10 +68,12 @@ async def avalidate(
     on_diagnostic: DiagnosticHandler | None = None,
     fetch_options: FetchOptions | None = None,
     on_entry: Callable[[UrlEntry], None] | None = None,
+    user_named: bool = True,
 ) -> ValidationReport:
     """The async form of `validate`, for use inside a running event loop. `on_entry` is given every URL
     entry with a usable `<loc>` as it is read (with its `sitemap` and `line`), so that a caller such as the
-    audit reads the tree once."""
+    audit reads the tree once. `user_named=False` says the sources are URLs a site chose (robots.txt
+    `Sitemap:` lines): their origins are then not trusted by the fetch policy, nor exempt from robots.txt."""
     # The walk needs httpx and lxml: load them only now, so that `import sitemapkit` stays quick.
     from sitemapkit.reader.fetch import FetchOptions
     from sitemapkit.validator.walk import Options, Validator
@@ -99,8 +101,21 @@ async def avalidate(
         allow_private=fetch.policy.allow_private or allow_private,
         follow_cross_host=fetch.policy.follow_cross_host or follow_cross_host,
     )
-    # The origins the user named (each SOURCE URL, --url) are trusted by the fetch policy.
-    fetch = replace(fetch, policy=policy.trusting(url, *(s for s in sources if "://" in s)))
+    # The origins the user named (each SOURCE URL, --url) are trusted by the fetch policy, and robots.txt
+    # is consulted only for the hosts the sitemaps lead to.
+    named = [u for u in (url, *sources) if u and "://" in u] if user_named else []
+    fetch = replace(fetch, policy=policy.trusting(*named))
+    if fetch.politeness is None:
+        from sitemapkit.reader.polite import Politeness, origin_of
+
+        politeness = Politeness(
+            user_agent=fetch.user_agent,
+            robots_exempt=frozenset(origin_of(u) for u in named),
+            per_host=fetch.per_host,
+            clock=fetch.monotonic,
+            sleep=fetch.sleep,
+        )
+        fetch = replace(fetch, politeness=politeness)
     report = ValidationReport(keep)
     with tempfile.TemporaryDirectory(prefix="sitemapkit-validate-") as spool:
         run = Validator(
