@@ -401,7 +401,7 @@ def test_cli_summary_explain_and_crawl_log(server: LocalServer, tmp_path: Path) 
     assert "crawl: 3 fetched, 2 listed; left out: 1 status-4xx" in result.output
     records = [json.loads(line) for line in log.read_text().splitlines()]
     # written as each URL is decided: the start page first, then its links in the order they were decided
-    assert [r["url"] for r in records][0] == server.url("/")
+    assert records[0]["url"] == server.url("/")
     assert sorted(r["url"] for r in records) == [server.url("/"), server.url("/a"), server.url("/missing")]
     records.sort(key=lambda r: r["url"])
     assert set(records[0]) == {
@@ -576,7 +576,8 @@ def test_robots_txt_5xx_means_nothing_is_crawled(server: LocalServer, tmp_path: 
             sitemaps=False,
             on_diagnostic=lambda d: diagnostics.append(str(d)),
         )
-    assert fetched_paths(server) == ["/robots.txt"]
+    # robots.txt is asked again on a 5xx, like any request (--retries, 2), and then nothing else is
+    assert fetched_paths(server) == ["/robots.txt"] * 3
     assert any("answered 503" in d for d in diagnostics)
 
 
@@ -758,27 +759,25 @@ def test_a_new_crawl_never_overwrites_a_file_that_is_not_a_crawl_file(
     assert precious.read_bytes() == b"not a crawl file"
 
 
-def test_fetch_politely_retries_what_may_pass_and_not_a_refused_hop(server: LocalServer) -> None:
-    """The one retry loop of the crawler and the audit's page checks: a 503 is tried again after its
-    Retry-After; a redirect to a host the fetch policy refuses is final at once (not retried)."""
+def test_the_one_retry_loop_retries_what_may_pass_and_not_a_refused_hop(server: LocalServer) -> None:
+    """The one retry loop (the fetcher's, that the crawler and the audit's page checks go through): a 503
+    is tried again after its Retry-After; a redirect to a host the fetch policy refuses is final at once
+    (not retried)."""
     import asyncio
 
-    from sitemapkit.crawl.policy import Pacer, fetch_politely
-    from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchPolicy, FetchResponse
+    from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchPolicy
 
     server.handle("/busy", sequence((503, {"Retry-After": "0"}, b"busy"), (200, {}, b"ok")))
     server.route("/away", status=302, headers={"Location": "http://127.0.0.2:9/x"})
 
     async def run(path: str, policy: FetchPolicy) -> tuple[str, object]:
-        async def answer(response: FetchResponse, started: float) -> tuple[str, object]:
-            return "answer", response.status
-
-        def failed(exc: FetchError, started: float) -> tuple[str, object]:
-            return "failed", exc.reason
-
-        options = FetchOptions(retries=0, policy=policy.trusting(server.url("/")), backoff_base=0.01)
+        options = FetchOptions(retries=3, policy=policy.trusting(server.url("/")), backoff_base=0.01)
         async with Fetcher(options) as fetcher:
-            return await fetch_politely(fetcher, Pacer(), server.url(path), 3, answer, failed)
+            try:
+                async with fetcher.stream(server.url(path)) as response:
+                    return "answer", response.status
+            except FetchError as exc:
+                return "failed", exc.reason
 
     assert asyncio.run(run("/busy", FetchPolicy())) == ("answer", 200)
     assert [r.path for r in server.requests] == ["/busy", "/busy"]

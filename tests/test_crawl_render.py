@@ -90,7 +90,7 @@ def test_a_page_cannot_make_chromium_reach_an_internal_address(
     )
     server.route("/", page("home " + script), content_type=HTML)
     server.route("/ok", page("ok"), content_type=HTML)
-    listed, left, records = run(server, tmp_path)
+    listed, _left, records = run(server, tmp_path)
     assert seen == []  # the internal server was never asked for anything
     assert listed == {server.url("/"), server.url("/ok")}  # the page's own DOM: its link, not the admin's
     blocked = {r["url"]: r for r in records if r["reason"] == "render-blocked"}

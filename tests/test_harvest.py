@@ -289,13 +289,13 @@ def test_discovery_client_recycled(farm: SiteFarm, tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(worker, "RECYCLE_AFTER", 2)
     closed: list[object] = []
-    original = worker.DiscoveryFetcher.aclose
 
-    async def aclose(self: Any) -> None:
-        closed.append(self)
-        await original(self)
+    class Recorded(worker.Fetcher):  # the worker's one Fetcher() call is the discovery client's
+        async def aclose(self) -> None:
+            closed.append(self)
+            await super().aclose()
 
-    monkeypatch.setattr(worker.DiscoveryFetcher, "aclose", aclose)
+    monkeypatch.setattr(worker, "Fetcher", Recorded)
     sites, expect = build(farm)
     harvest([s.base for s in sites.values()], tmp_path / "ds", options=OPTIONS)
     rows = _rows_per_site(tmp_path / "ds")

@@ -123,7 +123,7 @@ def judge(
             )
         )
 
-    if check.blocked is not None:
+    if check.blocked is not None and not check.redirects:
         row.indexability = "blocked"
         add("url-blocked", f"Not crawlable: {check.blocked}; it was not fetched.", robots=check.blocked)
         return row, found
@@ -148,8 +148,10 @@ def judge(
             final_url=target,
             final_listed=is_listed,
             hops=hops,
-            final_status=status,
+            final_status=check.status,
         )
+        if check.blocked is not None:  # the chain stopped at a URL robots.txt disallows: not fetched
+            add("url-blocked", f"The redirect leads to {target}, which is not crawlable: {check.blocked}.")
         if status >= 400:
             add("url-error", f"The redirect ends at {target}, which answers {status}.", final_url=target)
         return row, found

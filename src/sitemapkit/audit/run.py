@@ -18,7 +18,7 @@ import random
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,17 +26,17 @@ from urllib.parse import urlsplit
 from sitemapkit.audit.check import Listing, UrlRow, hreflang_mismatch, judge, median, soft_404
 from sitemapkit.audit.findings import AUDIT_CODES, Finding, help_for, site_unreachable
 from sitemapkit.audit.report import AuditReport, check_baseline, load_baseline, wilson
-from sitemapkit.audit.scope import ScopeCheck, listed_by, url_key
+from sitemapkit.audit.scope import ScopeCheck, listed_by
 from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InvalidUrlError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.runner import run_stoppable
-from sitemapkit.core.urls import Scope, normalize_url
+from sitemapkit.core.urls import Scope, normalize_url, url_key
 from sitemapkit.crawl.engine import CrawlOptions, CrawlProgress, make_fetcher
 from sitemapkit.crawl.frontier import Frontier
-from sitemapkit.crawl.policy import CrawlRules, origin_of
+from sitemapkit.crawl.policy import CrawlRules
 from sitemapkit.crawl.probe import PageCheck, Prober
 from sitemapkit.reader.discover import discover, sitemaps_in_robots
 
@@ -185,6 +185,7 @@ class _Run:
         self.now = now
         self.on_progress = on_progress
         self.listings: dict[str, Listing] = {}
+        self._fetched: set[str] = set()
         self.scope = ScopeCheck(options.start_url)
 
     def _entry(self, entry: UrlEntry) -> None:
@@ -200,6 +201,17 @@ class _Run:
             listing.media = bool(entry.images or entry.videos)
         listing.places.append((entry.sitemap or "", entry.line))
 
+    def _follow(self, target: str) -> str | None:
+        """Whether a listed URL's redirect to `target` is followed: not to a URL the sitemaps list (checked
+        on its own) nor to one fetched already (no URL twice)."""
+        key = url_key(target)
+        if key in self.listings:
+            return "listed in the sitemaps, so checked on its own"
+        if key in self._fetched:
+            return "fetched already in this audit"
+        self._fetched.add(key)
+        return None
+
     def _finding(self, d: Diagnostic) -> None:
         if not self.scope.take(d):  # url-not-allowed: one finding per file, after the walk
             self.report.findings.append(Finding.from_diagnostic(d))
@@ -210,19 +222,21 @@ class _Run:
         from sitemapkit.validator.run import avalidate
 
         report = self.report
+        # one politeness layer for the whole audit: robots.txt once per host, every request paced (the
+        # sitemaps' too), Retry-After waited, each redirect hop judged
         async with make_fetcher(self.options) as fetcher:
-            prober = Prober(self.options, fetcher)
+            prober = Prober(self.options, fetcher, follow=self._follow)
             robots_url = root + "robots.txt"
-            rules, text = await prober.robots(origin_of(root))
-            named = sitemaps_in_robots(text, robots_url) if rules.status < 300 else []
+            rules = await fetcher.robots(root)
+            named = sitemaps_in_robots(rules.text, robots_url) if rules.status < 300 else []
             named_keys = {url_key(u) for u in named}
             via = "robots"
             unreachable: str | None = None
             if sitemap is not None:
                 sitemaps = [sitemap]
                 via = "argument"
-                if rules.status == UNREACHABLE:  # why: discover() says (robots.txt asked once more)
-                    unreachable = (await discover(root, fetcher, well_known=())).error or "no answer"
+                if rules.status == UNREACHABLE:
+                    unreachable = rules.error or "no answer"
             elif named:
                 sitemaps = named
             else:
@@ -266,13 +280,7 @@ class _Run:
                 )
                 return
 
-            async def pace(url: str) -> None:
-                """The sitemaps are read at the pace of each host's Crawl-delay, as the pages are."""
-                origin = origin_of(url)
-                await prober.robots(origin)  # its Crawl-delay, read once per host
-                await prober.pacer.wait(origin)
-
-            fetch = replace(self.options.fetch_options(), retries=self.options.retries, pace=pace)
+            fetch = fetcher.options  # the sitemaps are read through the same layer as the pages
             validation = await avalidate(
                 sitemaps,
                 allow_hosts=self.hosts,
@@ -280,6 +288,7 @@ class _Run:
                 fetch_options=fetch,
                 on_diagnostic=self._finding,
                 on_entry=self._entry,
+                user_named=sitemap is not None,  # robots.txt's Sitemap: lines are URLs the site chose
             )
             report.files = [f.to_dict() | {"urls": f.urls} for f in validation.files]
             submitted = set(named_keys)

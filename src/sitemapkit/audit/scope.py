@@ -16,24 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from sitemapkit.audit.findings import Finding
 from sitemapkit.core.diagnostics import Diagnostic
-from sitemapkit.core.errors import InvalidUrlError
-from sitemapkit.core.urls import folder_of, normalize_url
-from sitemapkit.crawl.policy import origin_of
+from sitemapkit.core.urls import folder_of, url_key
+from sitemapkit.reader.polite import origin_of
 
 if TYPE_CHECKING:
     from sitemapkit.reader.fetch import FetchOptions
 
 EXAMPLES = 5
 """URLs quoted in a finding's evidence."""
-
-
-def url_key(url: str) -> str:
-    """`url` normalised, to compare sitemap URLs as robots.txt and indexes write them (as written when it
-    cannot be normalised)."""
-    try:
-        return normalize_url(url)
-    except InvalidUrlError:
-        return url
 
 
 @dataclass(slots=True)

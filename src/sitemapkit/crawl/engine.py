@@ -15,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from sitemapkit.core.constants import MAX_ROBOTS_BYTES, MAX_URL_LENGTH, USER_AGENT
+from sitemapkit.core.constants import MAX_URL_LENGTH, USER_AGENT
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InvalidUrlError
@@ -44,11 +44,6 @@ from sitemapkit.crawl.judge import (
 )
 from sitemapkit.crawl.policy import (
     CrawlRules,
-    Pacer,
-    RobotsRules,
-    agent_token,
-    fetch_politely,
-    origin_of,
     path_problem,
 )
 from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
@@ -57,8 +52,10 @@ from sitemapkit.reader.fetch import (
     FetchError,
     FetchOptions,
     FetchPolicy,
+    FetchRefusedError,
     FetchResponse,
 )
+from sitemapkit.reader.polite import Politeness, RobotsStore, agent_token, origin_of
 
 if TYPE_CHECKING:
     from sitemapkit.crawl.render import Renderer
@@ -93,8 +90,14 @@ class CrawlOptions:
     allow_private: bool = False
     """Fetch from loopback and private addresses other than the start URL's own origin (the fetch policy)."""
 
-    def fetch_options(self) -> FetchOptions:
-        """The HTTP options of every request the crawl makes (pages, robots.txt, sitemaps)."""
+    def politeness(self, store: RobotsStore | None = None) -> Politeness:
+        """The crawl's politeness layer: robots.txt for `user_agent` (kept in `store`), `rate`, the
+        `Crawl-delay`, `Retry-After`, `concurrency` requests in flight per host."""
+        return Politeness(user_agent=self.user_agent, rate=self.rate, per_host=self.concurrency, store=store)
+
+    def fetch_options(self, politeness: Politeness | None = None) -> FetchOptions:
+        """The HTTP options of every request the crawl makes (pages, robots.txt, sitemaps), through
+        `politeness` (the run's one layer; a new one when None)."""
         return FetchOptions(
             user_agent=self.user_agent,
             read_timeout=self.timeout,
@@ -102,8 +105,9 @@ class CrawlOptions:
             max_download=self.max_page_bytes,
             max_decoded=self.max_page_bytes,
             max_duration=max(60.0, self.timeout * 4),
-            retries=0,  # retried here, so that a Retry-After holds the whole host back
+            retries=self.retries,
             per_host=self.concurrency,
+            politeness=politeness or self.politeness(),
             max_connections=max(16, self.concurrency * 4),
             # the start URL is the origin the user named: a site on a private address may be crawled
             policy=FetchPolicy(allow_private=self.allow_private).trusting(self.start_url),
@@ -129,9 +133,9 @@ class CrawlProgress:
         return (self.fetched - self.fetched_before) / elapsed if elapsed > 0 else 0.0
 
 
-def make_fetcher(options: CrawlOptions) -> Fetcher:
+def make_fetcher(options: CrawlOptions, politeness: Politeness | None = None) -> Fetcher:
     """The crawl's HTTP client: built here only, so that fetch policies apply to every request it makes."""
-    return Fetcher(options.fetch_options())
+    return Fetcher(options.fetch_options(politeness))
 
 
 class Crawler:
@@ -151,10 +155,12 @@ class Crawler:
         self.report = on_diagnostic or (lambda d: None)
         self.on_progress = on_progress
         self.agent = agent_token(options.user_agent)
-        self.pacer = Pacer(options.rate)
+        self.politeness = options.politeness(store=frontier)
+        """The run's one politeness layer: every request goes through it (robots.txt, pacing, retries)."""
         self.progress = CrawlProgress()
-        self._robots: dict[str, RobotsRules] = {}
-        self._robots_lock = asyncio.Lock()
+        self._fetching: set[str] = set()
+        """URLs being fetched now (pages and redirect targets): a second redirect to one waits for none."""
+        self._warned: set[str] = set()
         self._buffer: deque[Queued] = deque()
         self._inflight = 0
         self._wake = asyncio.Event()
@@ -173,7 +179,7 @@ class Crawler:
         p.errors = f.count("reason = 'error'")
         p.queued = f.count("state = 0")
         async with AsyncExitStack() as stack:
-            self.fetcher = await stack.enter_async_context(make_fetcher(self.options))
+            self.fetcher = await stack.enter_async_context(make_fetcher(self.options, self.politeness))
             if self.options.render:
                 from sitemapkit.crawl.render import Renderer
 
@@ -181,7 +187,7 @@ class Crawler:
                     self.options.concurrency,
                     self.options.timeout,
                     self.options.user_agent,
-                    policy=self.options.fetch_options().policy,
+                    policy=self.fetcher.policy,
                     allowed=self._robots_allow,
                 )
                 self.renderer = await stack.enter_async_context(renderer)
@@ -206,31 +212,34 @@ class Crawler:
         if not self.options.sitemaps:
             return
         origin = origin_of(start)
-        robots = await self._robots_for(origin)
+        robots = await self.fetcher.robots(start)
         urls: list[str] = []
-        if robots.status < 300 and (text := self.frontier.robots(origin)):
-            urls = sitemaps_in_robots(text[1], origin + "/robots.txt", on_diagnostic=self.report)
+        if robots.status < 300:
+            urls = sitemaps_in_robots(robots.text, origin + "/robots.txt", on_diagnostic=self.report)
         if not urls:
             for path in SEED_PATHS:
                 try:
                     async with self.fetcher.stream(origin + path) as response:
                         head, _ = await response.read(4096) if response.ok else (b"", False)
-                except FetchError:
+                except FetchError:  # robots.txt disallows it, or it could not be had
                     continue
                 if looks_like_sitemap(head):
                     urls = [origin + path]
                     break
-        from sitemapkit.reader.walk import aread
+        from sitemapkit.reader.walk import AsyncReader, ReadOptions
 
+        # URLs the site chose: read with the site's policy (not trusted as the start URL is), through the
+        # crawl's politeness layer, so their robots.txt, Crawl-delay and Retry-After hold as for pages
+        read = ReadOptions(user_named=False, user_agent=self.options.user_agent, retries=self.options.retries)
         for sitemap in urls:
             batch: list[str] = []
-            async for entry in aread(
-                sitemap, fetch_options=self.options.fetch_options(), on_diagnostic=self.report
-            ):
-                batch.append(self.rules.clean(entry.loc))
-                if len(batch) >= 500:
-                    self._enqueue(batch, 0, sitemap, 0)
-                    batch = []
+            reader = AsyncReader(sitemap, read, on_diagnostic=self.report, fetch_options=self.fetcher.options)
+            async with reader:
+                async for entry in reader:
+                    batch.append(self.rules.clean(entry.loc))
+                    if len(batch) >= 500:
+                        self._enqueue(batch, 0, sitemap, 0)
+                        batch = []
             self._enqueue(batch, 0, sitemap, 0)
 
     # -- the queue --------------------------------------------------------------------------------------
@@ -290,39 +299,6 @@ class Crawler:
             self.progress.queued = self.frontier.count("state = 0")
             self.on_progress(self.progress)
 
-    # -- robots.txt -------------------------------------------------------------------------------------
-
-    async def _robots_for(self, origin: str) -> RobotsRules:
-        rules = self._robots.get(origin)
-        if rules is not None:
-            return rules
-        async with self._robots_lock:
-            if (rules := self._robots.get(origin)) is not None:
-                return rules
-            stored = self.frontier.robots(origin)
-            if stored is None:
-                try:
-                    result = await self.fetcher.get(origin + "/robots.txt", limit=MAX_ROBOTS_BYTES)
-                    stored = (result.status, result.body.decode("utf-8", "replace") if result.ok else "")
-                except FetchError as exc:  # kept as a 5xx answer (599): the host is not crawled
-                    stored = (599, "")
-                    self._warn(
-                        origin + "/robots.txt",
-                        f"robots.txt could not be fetched ({exc.reason}): nothing on {origin} is crawled, "
-                        "as search engines do",
-                    )
-                else:
-                    if stored[0] >= 500:
-                        self._warn(
-                            origin + "/robots.txt",
-                            f"answered {stored[0]}: nothing on {origin} is crawled, as search engines do",
-                        )
-                self.frontier.set_robots(origin, *stored)
-            rules = RobotsRules(stored[0], stored[1], self.agent)
-            self.pacer.set_delay(origin, rules.crawl_delay())
-            self._robots[origin] = rules
-            return rules
-
     def _warn(self, url: str, message: str) -> None:
         self.report(Diagnostic.make("http-error", message, url=url, severity=Severity.WARNING))
 
@@ -332,24 +308,67 @@ class Crawler:
         url = item.url
         if self._claimed and self.frontier.decided(url):
             return  # a redirect reached it while it waited in the buffer
-        origin = origin_of(url)
-        robots = await self._robots_for(origin)
-        if not robots.allowed(url):
-            self._decide(url, Outcome(reason="robots", detail=f"disallowed by {origin}/robots.txt"))
+        reached: list[str] = [url]
+        self._fetching.add(url)
+        started = time.monotonic()
+        try:
+            async with self.fetcher.stream(url, follow=partial(self._follow, item, reached)) as response:
+                await self._answer(item, response, started)
+        except FetchRefusedError as exc:
+            self._refused(item, exc, started)
+        except FetchError as exc:
+            self._failed(url, exc, started)
+        finally:
+            self._fetching.difference_update(reached)
+
+    def _follow(self, item: Queued, reached: list[str], target: str) -> str | None:
+        """Whether the redirect of `item` to `target` is followed: not when the target is out of the crawl's
+        scope (recorded so), nor when it is fetched or being fetched already (no page twice)."""
+        try:
+            final = self.rules.clean(normalize_url(target))
+        except InvalidUrlError:
+            return None  # the fetcher judges it
+        if final in reached:
+            return None
+        verdict = self.rules.judge(final, item.depth, 0)
+        if verdict is not None:
+            self.frontier.add_decided(final, item.depth, item.url, *verdict)
+            return f"not followed ({verdict[0]}: {verdict[1]})"
+        if final in self._fetching or self.frontier.decided(final):
+            return "fetched already in this crawl; not fetched again"
+        reached.append(final)
+        self._fetching.add(final)
+        return None
+
+    def _refused(self, item: Queued, exc: FetchRefusedError, started: float) -> None:
+        """Record why a request of `item` was not made: robots.txt (for the URL, or a redirect hop), or a
+        redirect chain that ended (a target out of scope, fetched already, not http(s), refused)."""
+        url = item.url
+        if exc.code == "robots-disallowed":
+            rules = self.politeness.known(origin_of(url))
+            if rules is not None and rules.unavailable and (origin := origin_of(url)) not in self._warned:
+                self._warned.add(origin)
+                self._warn(origin + "/robots.txt", f"{rules.why_not(url)}: nothing on {origin} is crawled")
+            self._decide(url, Outcome(reason="robots", detail=exc.reason))
             return
+        elapsed = int((time.monotonic() - started) * 1000)
+        if exc.code == "redirect-blocked" and exc.target is not None:
+            self.frontier.add_decided(exc.target, item.depth, url, "robots", exc.reason)
+            self._decide(url, Outcome(reason="redirect-blocked", detail=exc.reason, elapsed_ms=elapsed))
+            return
+        if exc.url != url or exc.target is not None or exc.code.startswith("redirect"):
+            self._decide(url, Outcome(reason="redirect", detail=exc.reason, elapsed_ms=elapsed))
+            return
+        self._failed(url, exc, started)
 
-        def failed(exc: FetchError, started: float) -> None:
-            # a redirect loop, or a hop the fetch policy refused (its URL is the hop's, not this one)
-            hop = exc.url != url
-            redirect = hop or "redirect" in exc.reason
-            elapsed = int((time.monotonic() - started) * 1000)
-            detail = f"redirects to {exc.url}: {exc.reason}" if hop else exc.reason
-            outcome = Outcome(reason="redirect" if redirect else "error", detail=detail, elapsed_ms=elapsed)
-            self._decide(url, outcome)
-
-        await fetch_politely(
-            self.fetcher, self.pacer, url, self.options.retries, partial(self._answer, item), failed
-        )
+    def _failed(self, url: str, exc: FetchError, started: float) -> None:
+        # a redirect loop, or a hop the fetch policy refused (its URL is the hop's, not this one)
+        hop = exc.url != url
+        redirect = hop or "redirect" in exc.reason
+        elapsed = int((time.monotonic() - started) * 1000)
+        detail = f"redirects to {exc.url}: {exc.reason}" if hop else exc.reason
+        outcome = Outcome(reason="redirect" if redirect else "error", detail=detail, elapsed_ms=elapsed)
+        self._decide(url, outcome)
 
     def _decide(self, url: str, outcome: Outcome) -> None:
         self.frontier.decide(url, outcome)
@@ -389,8 +408,6 @@ class Crawler:
             self.progress.fetched += 1
             self.progress.excluded += 1
             verdict = self.rules.judge(final, item.depth, 0)
-            if verdict is None and not (await self._robots_for(origin_of(final))).allowed(final):
-                verdict = ("robots", f"disallowed by {origin_of(final)}/robots.txt")
             if verdict is not None:
                 self.frontier.add_decided(final, item.depth, url, *verdict)
                 self.frontier.commit()
@@ -511,7 +528,7 @@ class Crawler:
     def _robots_allow(self, url: str) -> bool:
         """For the renderer: whether robots.txt, as far as this crawl has read it, lets `url` be fetched (an
         origin whose robots.txt the crawl has not read is allowed: its requests are not the crawl's pages)."""
-        rules = self._robots.get(origin_of(url))
+        rules = self.politeness.known(origin_of(url))
         return rules is None or rules.allowed(url)
 
     def _contained(self, url: str, blocked: list[tuple[str, str]], navigations: list[str]) -> list[str]:

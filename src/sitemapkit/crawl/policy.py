@@ -1,24 +1,19 @@
-"""What the crawler may fetch and how fast: scope and filters, query-string rules, the trap guard,
-robots.txt (protego, `Crawl-delay` included) and per-host pacing."""
+"""What the crawler may fetch: scope and filters, query-string rules, the trap guard. (How fast, and what
+robots.txt allows, is the politeness layer's: `sitemapkit.reader.polite`.)"""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 from urllib.parse import urlsplit
 
 from sitemapkit.core.constants import MAX_URL_LENGTH
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.rules import compile_pattern, url_path
-from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchResponse
-
-T = TypeVar("T")
 
 REASONS: dict[str, str] = {
+    "redirect-blocked": "answered with a redirect to a URL robots.txt disallows; the target was not fetched",
     "redirect": "answered with a redirect (3xx or meta refresh): its target is listed instead, if listable; "
     "also a redirect loop or too many hops",
     "noindex": "robots noindex, in <meta name=robots> (or googlebot) or an X-Robots-Tag header for all, "
@@ -212,127 +207,3 @@ class CrawlRules:
         if len(self._hops) > 10_000:
             self._hops.clear()
         self._hops.add(target)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# robots.txt
-
-
-class RobotsRules:
-    """One origin's robots.txt for `agent`: allow everything (missing, 4xx), disallow everything (5xx or
-    unreachable, as search engines do), or the file's rules."""
-
-    def __init__(self, status: int, body: str, agent: str) -> None:
-        self.status = status
-        self.agent = agent
-        self._rules = None
-        if 200 <= status < 300:
-            from protego import Protego
-
-            self._rules = Protego.parse(body)
-
-    @property
-    def allow_all(self) -> bool:
-        return self._rules is None and self.status < 500
-
-    def allowed(self, url: str) -> bool:
-        if self._rules is None:
-            return self.status < 500
-        return bool(self._rules.can_fetch(url, self.agent))
-
-    def crawl_delay(self) -> float | None:
-        """The `Crawl-delay` (or `Request-rate`) for the agent, in seconds; None when it sets none."""
-        if self._rules is None:
-            return None
-        delay = self._rules.crawl_delay(self.agent)
-        rate = self._rules.request_rate(self.agent)
-        seconds = float(delay) if delay is not None else None
-        if rate is not None and rate.requests:
-            per = rate.seconds / rate.requests
-            seconds = per if seconds is None else max(seconds, per)
-        return seconds
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
-def agent_token(user_agent: str) -> str:
-    """The product token robots.txt groups match: `sitemapkit` for `sitemapkit/0.1 (+https://...)`."""
-    return user_agent.split("/", 1)[0].split()[0].strip().lower() if user_agent.strip() else "sitemapkit"
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Pacing
-
-
-class Pacer:
-    """Spaces the starts of requests to one origin by its delay (robots.txt `Crawl-delay`, or `--rate`),
-    and holds an origin back after a `Retry-After`."""
-
-    def __init__(self, rate: float | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        self.default = 1.0 / rate if rate else 0.0
-        self.clock = clock
-        self._delay: dict[str, float] = {}
-        self._next: dict[str, float] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
-
-    def set_delay(self, origin: str, seconds: float | None) -> None:
-        self._delay[origin] = max(self.default, seconds or 0.0)
-
-    def delay(self, origin: str) -> float:
-        return self._delay.get(origin, self.default)
-
-    def hold(self, origin: str, seconds: float) -> None:
-        """No request to `origin` for `seconds` from now (a 429 or 503 with `Retry-After`)."""
-        self._next[origin] = max(self._next.get(origin, 0.0), self.clock() + seconds)
-
-    async def wait(self, origin: str) -> None:
-        delay = self.delay(origin)
-        if not delay and origin not in self._next:
-            return
-        lock = self._locks.setdefault(origin, asyncio.Lock())
-        async with lock:
-            now = self.clock()
-            start = max(now, self._next.get(origin, 0.0))
-            if start > now:
-                await asyncio.sleep(start - now)
-            self._next[origin] = start + delay
-
-
-async def fetch_politely(
-    fetcher: Fetcher,
-    pacer: Pacer,
-    url: str,
-    retries: int,
-    answer: Callable[[FetchResponse, float], Awaitable[T]],
-    failed: Callable[[FetchError, float], T],
-) -> T:
-    """Fetch `url` once `pacer` lets its origin go, as the crawler and the audit's page checks do.
-
-    A 429 or 5xx answer is tried again up to `retries` times, after its `Retry-After` (else the fetcher's
-    backoff), during which the whole origin is held back; so is a connection error. A redirect problem, or
-    a hop the fetch policy refused, is final. `answer(response, started)` reads the last answer, or
-    `failed(error, started)` says what the last error means (`started`: when that attempt began).
-    """
-    origin = origin_of(url)
-    options = fetcher.options
-    attempt = 0
-    while True:
-        await pacer.wait(origin)
-        started = time.monotonic()
-        try:
-            async with fetcher.stream(url) as response:
-                if response.status in RETRY_STATUSES and attempt < retries:
-                    delay = options.retry_after(response.headers.get("retry-after"))
-                    pacer.hold(origin, delay if delay is not None else options.backoff(attempt))
-                    attempt += 1
-                    continue
-                return await answer(response, started)
-        except FetchError as exc:
-            if exc.url == url and "redirect" not in exc.reason and attempt < retries:
-                pacer.hold(origin, options.backoff(attempt))
-                attempt += 1
-                continue
-            return failed(exc, started)

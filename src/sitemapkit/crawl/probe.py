@@ -9,11 +9,10 @@ double the requests to every page, which is the opposite of polite.
 
 from __future__ import annotations
 
-import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.model import Lastmod
@@ -28,8 +27,8 @@ from sitemapkit.core.page import (
 from sitemapkit.core.urls import normalize_url
 from sitemapkit.crawl.engine import CrawlOptions, _http_date
 from sitemapkit.crawl.judge import HTML_TYPES, Signals, header_signals, read_signals, text_of
-from sitemapkit.crawl.policy import Pacer, RobotsRules, agent_token, fetch_politely, origin_of
-from sitemapkit.reader.fetch import Fetcher, FetchError, FetchResponse, Hop
+from sitemapkit.reader.fetch import Fetcher, FetchError, FetchRefusedError, FetchResponse, Hop
+from sitemapkit.reader.polite import agent_token, origin_of
 
 
 @dataclass(slots=True)
@@ -68,65 +67,57 @@ class PageCheck:
 
 
 class Prober:
-    """Checks URLs through `fetcher` as the crawler would fetch them: robots.txt first (fetched once per
-    origin), at most `options.rate` requests a second per host (or its `Crawl-delay`), `Retry-After`
-    honoured on 429 and 5xx, `options.retries` further attempts. Use `await prober.check(url)`."""
+    """Checks URLs through `fetcher` as the crawler would fetch them: every request through the run's
+    politeness layer (robots.txt, `Crawl-delay` or `rate`, `Retry-After`, retries, each redirect hop).
+    `follow(target)`, when given, says why a redirect target is not to be fetched (the audit: it is listed,
+    so checked on its own, or fetched already). Use `await prober.check(url)`."""
 
-    def __init__(self, options: CrawlOptions, fetcher: Fetcher, *, links: bool = False) -> None:
+    def __init__(
+        self,
+        options: CrawlOptions,
+        fetcher: Fetcher,
+        *,
+        links: bool = False,
+        follow: Callable[[str], str | None] | None = None,
+    ) -> None:
         self.options = options
         self.fetcher = fetcher
         self.agent = agent_token(options.user_agent)
-        self.pacer = Pacer(options.rate)
         self.keep_links = links
-        self._robots: dict[str, tuple[RobotsRules, str]] = {}
-        self._unreachable: dict[str, str] = {}
-        self._lock = asyncio.Lock()
-
-    async def robots(self, origin: str) -> tuple[RobotsRules, str]:
-        """The robots.txt rules of `origin` and its text (empty when missing or unreadable)."""
-        if (known := self._robots.get(origin)) is not None:
-            return known
-        async with self._lock:
-            if (known := self._robots.get(origin)) is not None:
-                return known
-            try:
-                result = await self.fetcher.get(origin + "/robots.txt", limit=MAX_ROBOTS_BYTES)
-                status, text = result.status, result.body.decode("utf-8", "replace") if result.ok else ""
-            except FetchError as exc:
-                status, text = 599, ""
-                self._unreachable[origin] = exc.reason
-            rules = RobotsRules(status, text, self.agent)
-            self.pacer.set_delay(origin, rules.crawl_delay())
-            self._robots[origin] = (rules, text)
-            return rules, text
+        self.follow = follow
 
     async def check(self, url: str) -> PageCheck:
         """Fetch `url` once (with retries) unless robots.txt disallows it; what it answered."""
         out = PageCheck(url)
-        origin = origin_of(url)
-        rules, _ = await self.robots(origin)
-        if origin in self._unreachable:
-            out.error = f"{origin}/robots.txt could not be fetched ({self._unreachable[origin]})"
-            return out
-        if not rules.allowed(url):
-            out.blocked = (
-                f"{origin}/robots.txt answered {rules.status}: search engines fetch nothing from the host"
-                if rules.status >= 500
-                else f"{origin}/robots.txt disallows it for {self.agent}"
-            )
-            return out
-
-        async def answer(response: FetchResponse, started: float) -> PageCheck:
-            await self._answer(out, response)
-            out.elapsed_ms = int((time.monotonic() - started) * 1000)
-            return out
-
-        def failed(exc: FetchError, started: float) -> PageCheck:
+        started = time.monotonic()
+        try:
+            async with self.fetcher.stream(url, follow=self.follow) as response:
+                await self._answer(out, response)
+        except FetchRefusedError as exc:
+            self._refused(out, exc)
+        except FetchError as exc:
             out.error = exc.reason
-            out.elapsed_ms = int((time.monotonic() - started) * 1000)
-            return out
+            out.redirects = exc.redirects
+        out.elapsed_ms = int((time.monotonic() - started) * 1000)
+        return out
 
-        return await fetch_politely(self.fetcher, self.pacer, url, self.options.retries, answer, failed)
+    def _refused(self, out: PageCheck, exc: FetchRefusedError) -> None:
+        if exc.code == "robots-disallowed":
+            rules = self.fetcher.politeness.known(origin_of(out.url))
+            if rules is not None and rules.error is not None:
+                out.error = f"{origin_of(out.url)}/robots.txt could not be fetched ({rules.error})"
+            else:
+                out.blocked = exc.reason.removesuffix("; not fetched")
+            return
+        out.redirects = exc.redirects
+        if not exc.redirects or exc.target is None:
+            out.error = exc.reason
+            return
+        out.final_url = exc.target  # where the chain stopped: not fetched (the status is not known)
+        if exc.code == "redirect-blocked":
+            out.blocked = exc.reason
+        elif exc.code != "redirect-seen":
+            out.error = exc.reason
 
     async def _answer(self, out: PageCheck, response: FetchResponse) -> None:
         headers = response.headers

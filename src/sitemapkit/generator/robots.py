@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from protego import Protego
-
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError, note_published
 from sitemapkit.core.files import atomic_write, sweep_stale_temps
 from sitemapkit.core.urls import normalize_url
+from sitemapkit.reader.polite import RobotsRules
 
 BEGIN_MARKER = "# BEGIN sitemapkit (managed Sitemap lines)"
 """The comment line that opens the (unnamed) block of `Sitemap:` lines sitemapkit rewrites."""
@@ -260,7 +259,7 @@ def robots_warnings(
 ) -> list[Diagnostic]:
     """Problems a robots.txt poses for its sitemaps: bytes that are not UTF-8 (`encoding-error`, a
     warning here), and rules that keep `*` or Googlebot from a sitemap URL (`robots-disallows-sitemap`)
-    or from the root of its site (`robots-disallows-root`). The rules are read with protego, as if every
+    or from the root of its site (`robots-disallows-root`). The rules are read with `RobotsRules`, as if every
     URL were on the host that serves this robots.txt."""
     found: list[Diagnostic] = []
     body = data.removeprefix(_BOM)
@@ -279,7 +278,7 @@ def robots_warnings(
             )
         )
         text = body.decode("utf-8", "replace")
-    rules = Protego.parse(text)
+    rules = RobotsRules(200, text, "*")  # the one robots.txt reader (sitemapkit.reader.polite)
     urls = _unique(check_sitemap_url(u) for u in sitemap_urls)
     roots = _unique(f"{p.scheme}://{p.netloc}/" for p in map(urlsplit, urls))
     for code, what, targets in (
@@ -287,7 +286,7 @@ def robots_warnings(
         ("robots-disallows-sitemap", "the sitemap", urls),
     ):
         for url in targets:
-            blocked = [agent for agent in CHECKED_AGENTS if not rules.can_fetch(url, agent)]
+            blocked = [agent for agent in CHECKED_AGENTS if not rules.allowed(url, agent)]
             if not blocked:
                 continue
             agents = " and ".join("User-agent: *" if a == "*" else a for a in blocked)
@@ -408,7 +407,7 @@ def _sitemap_values(text: str) -> list[str]:
     # protego cannot take the lone surrogates that stand for bytes which are not UTF-8 (it would crash
     # quoting a rule on the same line): it gets U+FFFD in their place
     clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return list(Protego.parse(clean).sitemaps)
+    return RobotsRules(200, clean, "*").sitemaps
 
 
 LineKind = Literal["begin", "end", "managed", "foreign", "other"]

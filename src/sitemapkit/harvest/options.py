@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.reader.polite import Politeness
 from sitemapkit.reader.walk import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, ReadOptions
 
 DISCOVERY_KEEPALIVE: Final = 8
@@ -63,6 +64,15 @@ class HarvestOptions:
         policy the reader has."""
         options = self.read_options().fetch_options(FetchOptions(max_connections=self.per_host))
         return allow_private(options) if self.allow_private else options
+
+    def politeness(self) -> Politeness:
+        """The politeness layer of one worker: robots.txt for `user_agent`, `Crawl-delay` honoured up to
+        `max_crawl_delay`, `per_host` requests in flight to one host."""
+        return Politeness(
+            user_agent=self.user_agent or USER_AGENT,
+            max_crawl_delay=self.max_crawl_delay,
+            per_host=self.per_host,
+        )
 
     def discovery_fetch_options(self, lanes: int) -> FetchOptions:
         """The fetch options of the client a worker shares for robots.txt and discovery: as many requests

@@ -6,21 +6,16 @@ import asyncio
 import time
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from protego import Protego
-
-from sitemapkit.core.constants import MAX_ROBOTS_BYTES
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
-from sitemapkit.core.errors import InvalidUrlError
-from sitemapkit.core.urls import normalize_url
+from sitemapkit.core.urls import url_key
 from sitemapkit.harvest.rows import COUNTED
 from sitemapkit.reader.discover import WELL_KNOWN_PATHS, discover, robots_url
 from sitemapkit.reader.export import chunks
-from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, FetchResult
+from sitemapkit.reader.fetch import Fetcher, FetchOptions
 from sitemapkit.reader.walk import AsyncReader, SitemapNode
 
 if TYPE_CHECKING:
@@ -43,40 +38,6 @@ class Counters:
         return dict(vars(self))
 
 
-class DiscoveryFetcher(Fetcher):
-    """The `Fetcher` a worker shares between its sites for robots.txt and discovery (one HTTP client, and
-    per-host limits that hold across sites). It asks for each robots.txt once, however many times
-    discovery wants it, until the site `forget`s it."""
-
-    def __init__(self, options: FetchOptions) -> None:
-        super().__init__(options)
-        self._robots: dict[str, FetchResult | FetchError] = {}
-
-    async def get(self, url: str, *, limit: int | None = None) -> FetchResult:
-        if not url.endswith("/robots.txt"):
-            return await super().get(url, limit=limit)
-        answer = self._robots.get(url)
-        if answer is None:
-            try:
-                answer = await super().get(url, limit=MAX_ROBOTS_BYTES)
-            except FetchError as exc:
-                answer = exc
-            self._robots[url] = answer
-        if isinstance(answer, FetchError):
-            raise answer
-        return answer
-
-    def forget(self, url: str) -> None:
-        self._robots.pop(url, None)
-
-
-def _key(url: str) -> str:
-    try:
-        return normalize_url(url).split("#", 1)[0]
-    except InvalidUrlError:
-        return url
-
-
 async def _cancel(task: asyncio.Task[None], patience: float = 10.0) -> None:
     """Cancel `task` and wait for it to end, cancelling again while it does not (for `patience` s)."""
     deadline = time.monotonic() + patience
@@ -87,20 +48,6 @@ async def _cancel(task: asyncio.Task[None], patience: float = 10.0) -> None:
         task.exception()  # retrieved: a failure while being cancelled is of no interest
 
 
-def _spacer(delay: float) -> Callable[[str], Awaitable[None]]:
-    """A `FetchOptions.pace` that starts requests at least `delay` seconds apart."""
-    following = 0.0  # when the next request may start (time.monotonic)
-
-    async def pace(url: str) -> None:
-        nonlocal following
-        wait = following - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(wait)
-        following = time.monotonic() + delay
-
-    return pace
-
-
 def _error_code(node: SitemapNode, reported: str | None) -> str | None:
     """The class of what went wrong with `node`, if anything: the code the reader reported for it, or
     for a child it did not follow, why. A node the reader could not read whole (`truncated`) has the code
@@ -108,8 +55,9 @@ def _error_code(node: SitemapNode, reported: str | None) -> str | None:
     one the harvest itself stopped reading (a cap, the site's timeout) has none."""
     if node.error is None:
         return reported if node.truncated else None
-    if node.error.startswith("not followed"):
-        return "too-deep" if "max-depth" in node.error else "fetch-loop"
+    if node.error.startswith("not followed"):  # refused when fetched (robots.txt, a blocked redirect ...),
+        # with the code reported for it; or a child of an index not followed (the index's diagnostic)
+        return reported or ("too-deep" if "max-depth" in node.error else "fetch-loop")
     return reported or "error"
 
 
@@ -121,17 +69,18 @@ class SiteJob:
         site: str,
         options: HarvestOptions,
         fetch_options: FetchOptions,
-        fetcher: DiscoveryFetcher,
+        fetcher: Fetcher,
         writer: PartWriter,
         counters: Counters,
     ) -> None:
         self.site = site
         self.options = options
-        self.fetch_options = fetch_options
+        # the site is the origin the user named (a private address is fine there with the policy's
+        # leave); what its robots.txt names is read with the site's policy (`ReadOptions.user_named`)
+        self.fetch_options = replace(fetch_options, policy=fetch_options.policy.trusting(site))
         self.fetcher = fetcher
         self.writer = writer
         self.counters = counters
-        self.agent = options.user_agent.split("/", 1)[0].split()[0] if options.user_agent else "*"
         self.row: dict[str, Any] = {"site": site, "sitemaps_found": 0, "sitemaps_read": 0, "urls": 0}
         self.stats: Counter[str] = Counter()
         self.kinds: Counter[str] = Counter()
@@ -214,77 +163,57 @@ class SiteJob:
         if d.source and len(self._code_of) < 100_000:
             self._code_of.setdefault(d.source, d.code)
 
-    async def _pause(self, seconds: float) -> None:
-        if seconds > 0:
-            await asyncio.sleep(seconds)
-
     # -- robots.txt, discovery, the trees -----------------------------------------------------------
 
     async def _run(self) -> None:
         robots = robots_url(self.site)
         fetcher = self.fetcher
-        try:
-            try:
-                answer = await fetcher.get(robots)
-            except FetchError as exc:
-                self.row["robots_error"] = exc.reason
-                self._fail("unreachable", f"robots.txt could not be fetched: {exc.reason}")
-                return
-            self.row["robots_status"] = answer.status
-            rules = None
-            if answer.ok:
-                rules = Protego.parse(answer.body.decode("utf-8", "replace"))
-            elif answer.status >= 500 or answer.status == 429:
-                self._fail(
-                    "robots-unavailable",
-                    f"robots.txt answered HTTP {answer.status} (after retries): nothing is read, as RFC 9309 "
-                    "asks for 5xx",
-                )
-                return
-            delay = 0.0
-            if rules is not None:
-                delay = min(float(rules.crawl_delay(self.agent) or 0.0), self.options.max_crawl_delay)
-                self.row["crawl_delay"] = delay
-                if delay > 0:  # within a tree too: an index's children are asked `delay` apart
-                    self.fetch_options = replace(self.fetch_options, pace=_spacer(delay))
-                if not rules.can_fetch(self.site, self.agent):
-                    self._fail("robots-disallowed", f"robots.txt disallows {self.site} for {self.agent}")
-                    return
-
-            def allowed(url: str) -> bool:
-                return rules is None or bool(rules.can_fetch(url, self.agent))
-
-            found = await discover(self.site, fetcher, on_diagnostic=self._diagnostic, well_known=())
-            if not found.sitemaps:
-                for path in WELL_KNOWN_PATHS:
-                    if not allowed(self.site.rstrip("/") + path):
-                        continue
-                    await self._pause(delay)
-                    found = await discover(self.site, fetcher, well_known=(path,))
-                    if found.sitemaps:
-                        break
-            self.row["via"] = found.via
-            self.row["sitemaps_found"] = len(found.sitemaps)
-            self._parent = robots if found.via == "robots" else None
-        finally:
-            fetcher.forget(robots)
+        # robots.txt comes from the worker's one politeness layer (fetched once, cached), which also
+        # paces every request to the host by its Crawl-delay and refuses what robots.txt disallows
+        rules = await fetcher.robots(self.site)
+        self.row["robots_status"] = None if rules.error is not None else rules.status
+        if rules.error is not None:
+            self.row["robots_error"] = rules.error
+            self._fail("unreachable", f"robots.txt could not be fetched: {rules.error}")
+            return
+        if rules.unavailable:
+            self._fail(
+                "robots-unavailable",
+                f"robots.txt answered HTTP {rules.status} (after retries): nothing is read, as RFC 9309 "
+                "asks for 5xx",
+            )
+            return
+        delay = fetcher.politeness.delay(self.site)
+        if rules.crawl_delay() is not None:
+            self.row["crawl_delay"] = delay
+        if not rules.allowed(self.site):
+            self._fail("robots-disallowed", f"robots.txt disallows {self.site} for {rules.agent}")
+            return
+        found = await discover(self.site, fetcher, on_diagnostic=self._diagnostic, well_known=())
+        if not found.sitemaps:
+            for path in WELL_KNOWN_PATHS:
+                if not rules.allowed(self.site.rstrip("/") + path):
+                    continue
+                found = await discover(self.site, fetcher, well_known=(path,))
+                if found.sitemaps:
+                    break
+        self.row["via"] = found.via
+        self.row["sitemaps_found"] = len(found.sitemaps)
+        self._parent = robots if found.via == "robots" else None
         if not found.sitemaps:
             self._fail("no-sitemap", "robots.txt names no sitemap and no well-known path answered with one")
             return
+        cap = self.options.max_sitemaps_per_site
+        tried = 0
         for root in found.sitemaps:
             if self._stopped():
                 break
-            if _key(root) in self._seen:
+            if url_key(root) in self._seen:
                 continue
-            if not allowed(root):
-                self._seen.add(_key(root))
-                self.sitemaps.append(
-                    self._sitemap_row(
-                        SitemapNode(root), self._parent, "robots-disallowed", "disallowed by robots.txt"
-                    )
-                )
-                continue
-            await self._pause(delay)
+            tried += 1  # each sitemap asked for counts against the cap, whatever it answers
+            if cap is not None and tried > cap:
+                self._cap(f"more than {cap:,} sitemaps with URLs")
+                break
             await self._walk(root)
 
     def _stopped(self) -> bool:
@@ -293,8 +222,11 @@ class SiteJob:
 
     async def _walk(self, root: str) -> None:
         options = self.options
+        read = options.read_options()
+        if self._parent is not None:  # named by robots.txt: a URL the site chose
+            read = replace(read, user_named=False)
         reader = self._reader = AsyncReader(
-            root, options.read_options(), on_diagnostic=self._diagnostic, fetch_options=self.fetch_options
+            root, read, on_diagnostic=self._diagnostic, fetch_options=self.fetch_options
         )
         stats = self.stats
         max_urls = options.max_urls_per_site
@@ -381,7 +313,7 @@ class SiteJob:
         stack: list[tuple[SitemapNode, str | None]] = [(reader.tree, self._parent)]
         while stack:
             node, parent = stack.pop()
-            for key in (_key(node.url), _key(node.final_url) if node.final_url else None):
+            for key in (url_key(node.url), url_key(node.final_url) if node.final_url else None):
                 if key:
                     self._seen.add(key)
             code = _error_code(node, self._code_of.get(node.url))

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import os
 from collections.abc import Awaitable, Callable, Iterator
 
 from sitemapkit.harvest.options import HarvestOptions
-from sitemapkit.harvest.site import Counters, DiscoveryFetcher, SiteJob
+from sitemapkit.harvest.site import Counters, SiteJob
 from sitemapkit.harvest.sites import group_by_host
 from sitemapkit.harvest.store import PartWriter
-from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.reader.fetch import Fetcher, FetchOptions
 
 RECYCLE_AFTER = 10_000
 """Sites after which the shared discovery client is replaced (it keeps a little state per host)."""
@@ -32,20 +33,20 @@ class _Discovery:
 
     def __init__(self, options: FetchOptions) -> None:
         self.options = options
-        self.current: DiscoveryFetcher | None = None
+        self.current: Fetcher | None = None
         self.given = 0
-        self.users: dict[DiscoveryFetcher, int] = {}
+        self.users: dict[Fetcher, int] = {}
 
-    def acquire(self) -> DiscoveryFetcher:
+    def acquire(self) -> Fetcher:
         if self.current is None or self.given >= RECYCLE_AFTER:
-            self.current = DiscoveryFetcher(self.options)
+            self.current = Fetcher(self.options)
             self.users[self.current] = 0
             self.given = 0
         self.given += 1
         self.users[self.current] += 1
         return self.current
 
-    async def release(self, fetcher: DiscoveryFetcher) -> None:
+    async def release(self, fetcher: Fetcher) -> None:
         self.users[fetcher] -= 1
         if not self.users[fetcher] and fetcher is not self.current:
             del self.users[fetcher]
@@ -91,10 +92,15 @@ class Worker:
             row_group_rows=options.row_group_rows,
             commit_seconds=options.commit_seconds,
         )
-        fetch_options = options.fetch_options()
+        # one politeness layer for every site of this worker: robots.txt once per host, each host paced
+        # by its Crawl-delay whichever site's sitemaps lead there, the per-host limit across sites
+        politeness = options.politeness()
+        fetch_options = dataclasses.replace(options.fetch_options(), politeness=politeness)
         groups = iter(group_by_host(self.sites))
         lanes = max(1, min(options.concurrency, len(self.sites)))
-        discovery = _Discovery(options.discovery_fetch_options(lanes))
+        discovery = _Discovery(
+            dataclasses.replace(options.discovery_fetch_options(lanes), politeness=politeness)
+        )
 
         async def lane() -> None:
             for group in groups:
