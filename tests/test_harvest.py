@@ -353,6 +353,9 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     big.route("/index.xml", index([big.url(f"/c{i}.xml") for i in range(10)]))
     for i in range(10):
         big.route(f"/c{i}.xml", urlset(_locs(big, f"c{i}", 100)), delay=0.2)
+    held = {"on": False}  # while on, /c5.xml answers only after a minute (or when the client gives up)
+    c5 = urlset(_locs(big, "c5", 100))
+    big.route("/c5.xml", lambda _: Page(c5, delay=60.0 if held["on"] else 0.2))
     sites["big"], expect["big"] = big, 1000
     del sites["hanging"], expect["hanging"]  # (the timeout is another test's); here no site may time out
     sites_file = _write_sites(tmp_path / "sites.txt", sites)
@@ -376,20 +379,31 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     assert big.base in _sites_in_parts(out)  # rows of an unfinished site, to be discarded
     assert not (out / "summary.json").exists()
 
-    # a resumed run stopped by SIGTERM ends promptly, keeping what it finished
+    # a resumed run stopped by SIGTERM while it waits for /c5.xml (so demonstrably mid-way: it cannot
+    # finish before the signal) ends promptly, keeping what it finished
+    held["on"] = True
+    asked = big.asked.get("/c5.xml", 0)
     proc = subprocess.Popen([*command, "--resume"], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode in (143, 0), err
+    try:
+        deadline = time.monotonic() + 60  # a hang guard, not a timing claim
+        while big.asked.get("/c5.xml", 0) == asked:
+            assert time.monotonic() < deadline and proc.poll() is None, "the resumed run never asked /c5.xml"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)  # well before /c5.xml's minute is up
+    finally:
+        held["on"] = False
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
     assert "Traceback" not in err
-    if proc.returncode == 143:  # one line that says what to do (it said nothing at all before)
-        assert (
-            err.strip()
-            .splitlines()[-1]
-            .endswith(f"stopped by SIGTERM; finished sites are kept: run again with --resume to finish {out}")
-        ), err
-    assert not (out / "summary.json").exists() or proc.returncode == 0
+    # one line that says what to do (it said nothing at all before)
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith(f"stopped by SIGTERM; finished sites are kept: run again with --resume to finish {out}")
+    ), err
+    assert not (out / "summary.json").exists()
 
     run = subprocess.run(
         [*command[:-1], "--resume"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
