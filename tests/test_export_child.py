@@ -11,8 +11,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -148,22 +150,57 @@ def test_without_a_file_descriptor_the_writing_stays_here() -> None:
     assert out.getvalue().count('"loc":') == 2
 
 
-def test_ctrl_c_stops_the_child_and_publishes_nothing(server: LocalServer, tmp_path: Path) -> None:
-    index = _serve_tree(server)
-    server.routes["/two.xml.gz"].delay = 30  # the second sitemap keeps the run going
+class HeldSecond:
+    """The tree of `_serve_tree`, its second sitemap held (unanswered) until `release` is set (or two minutes
+    pass): what a run does before that answer it does whatever the machine's speed. Runs are given `ARGS`,
+    so that the client does not give up on the held answer first."""
+
+    ARGS = ("--timeout", "600")
+
+    def __init__(self, server: LocalServer) -> None:
+        self.index = _serve_tree(server)
+        self.server = server
+        self.release = threading.Event()
+        self.answered = False
+        body = server.routes["/two.xml.gz"].body
+
+        def held(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+            self.release.wait(120)
+            self.answered = True
+            return 200, {"Content-Type": "application/gzip"}, body
+
+        server.handle("/two.xml.gz", held)
+
+    def wait_until_both_asked(self, proc: subprocess.Popen[bytes]) -> None:
+        """Until the run has asked for both sitemaps: the first one read, the second one awaited."""
+        deadline = time.monotonic() + 60  # a hang guard, not a timing claim
+        while not {"/one.xml", "/two.xml.gz"} <= {r.path for r in self.server.requests}:
+            assert time.monotonic() < deadline and proc.poll() is None, (
+                "the run never asked for both sitemaps"
+            )
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def held_second(server: LocalServer) -> Iterator[HeldSecond]:
+    held = HeldSecond(server)
+    yield held
+    held.release.set()
+
+
+def test_ctrl_c_stops_the_child_and_publishes_nothing(held_second: HeldSecond, tmp_path: Path) -> None:
     out = tmp_path / "urls.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sitemapkit", "parse", index, "-o", str(out)],
+        [sys.executable, "-m", "sitemapkit", "parse", held_second.index, *HeldSecond.ARGS, "-o", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
-    while not (child := [pid for pid, c in _children_of(proc.pid).items() if "export_child" in c]):
-        assert time.monotonic() < deadline, "the child writer did not start"
-        time.sleep(0.05)
-    time.sleep(0.5)  # the first sitemap handed over, the second one awaited
+    held_second.wait_until_both_asked(proc)
+    child = [pid for pid, c in _children_of(proc.pid).items() if "export_child" in c]
+    assert child, "the child writer did not start"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
+    assert not held_second.answered  # stopped while the second sitemap was awaited
     assert proc.returncode == 130, err
     assert b"interrupted" in err and b"Traceback" not in err
     assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
@@ -173,13 +210,6 @@ def test_ctrl_c_stops_the_child_and_publishes_nothing(server: LocalServer, tmp_p
 # --- what a hostile review found -------------------------------------------------------------------------
 
 
-def _slow_second(server: LocalServer, delay: float = 20) -> str:
-    """The tree of `_serve_tree`, its second sitemap answering after `delay` seconds."""
-    index = _serve_tree(server)
-    server.routes["/two.xml.gz"].delay = delay
-    return index
-
-
 def _fake_pyarrow(folder: Path, body: str) -> dict[str, str]:
     """An environment where `import pyarrow` runs `body` (a broken install)."""
     (folder / "pyarrow").mkdir(parents=True)
@@ -187,38 +217,53 @@ def _fake_pyarrow(folder: Path, body: str) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([str(folder), SRC, os.environ.get("PYTHONPATH", "")])}
 
 
-def test_output_streams_while_the_walk_goes_on(server: LocalServer) -> None:
+def test_output_streams_while_the_walk_goes_on(held_second: HeldSecond) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sitemapkit", "parse", _slow_second(server)],
+        [sys.executable, "-m", "sitemapkit", "parse", held_second.index, *HeldSecond.ARGS],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
     assert proc.stdout is not None
-    started = time.monotonic()
     try:
         assert proc.stdout.readline().startswith(b'{"loc":')
-        assert time.monotonic() - started < 10  # not after the slow sitemap, 20 s away
+        assert not held_second.answered  # the first line came out before the second sitemap's answer
+        held_second.release.set()
+        rest = proc.stdout.read()
+        assert proc.wait(60) == 0
+        assert (
+            len(rest.splitlines()) == 2100
+        )  # the second sitemap's entries too: it was awaited, not abandoned
     finally:
         proc.kill()
         proc.wait()
 
 
-def test_a_killed_parent_leaves_no_output_that_looks_complete(server: LocalServer, tmp_path: Path) -> None:
+def test_a_killed_parent_leaves_no_output_that_looks_complete(
+    held_second: HeldSecond, tmp_path: Path
+) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "k.parquet"
     with open(out, "wb") as f:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sitemapkit", "parse", _slow_second(server), "--format", "parquet"],
+            [
+                sys.executable,
+                "-m",
+                "sitemapkit",
+                "parse",
+                held_second.index,
+                *HeldSecond.ARGS,
+                "--format",
+                "parquet",
+            ],
             stdout=f,
             stderr=subprocess.DEVNULL,
         )
-    deadline = time.monotonic() + 30
-    while not (child := [pid for pid, c in _children_of(proc.pid).items() if "export_child" in c]):
-        assert time.monotonic() < deadline, "the child writer did not start"
-        time.sleep(0.05)
-    time.sleep(1)  # the first sitemap handed over
+    held_second.wait_until_both_asked(proc)
+    child = [pid for pid, c in _children_of(proc.pid).items() if "export_child" in c]
+    assert child, "the child writer did not start"
     proc.kill()
     proc.wait()
+    deadline = time.monotonic() + 30  # a hang guard
     while Path(f"/proc/{child[0]}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)  # an orphan now: it sees the end of its input
     assert not Path(f"/proc/{child[0]}").exists()
@@ -252,16 +297,17 @@ def test_a_child_that_fails_otherwise_says_it_in_one_line(server: LocalServer, t
 
 
 def test_a_child_that_says_much_does_not_hang_and_is_noticed_at_once(
-    server: LocalServer, tmp_path: Path
+    held_second: HeldSecond, tmp_path: Path
 ) -> None:
     env = _fake_pyarrow(
         tmp_path / "fake", "import sys\nsys.stderr.write('x' * 200_000)\nraise ImportError('no libarrow')\n"
     )
-    started = time.monotonic()
-    proc = cli(_slow_second(server), "--format", "parquet", "-o", str(tmp_path / "x.parquet"), env=env)
+    proc = cli(
+        held_second.index, *HeldSecond.ARGS, "--format", "parquet", "-o", str(tmp_path / "x.parquet"), env=env
+    )
     assert proc.returncode == 2, proc.stderr[-500:]
     assert b"pip install 'sitemapkit[parquet]'" in proc.stderr
-    assert time.monotonic() - started < 15  # at the first batch, not after the slow sitemap
+    assert not held_second.answered  # at the first batch, not after the second sitemap's answer
 
 
 def test_the_child_keeps_the_parents_isolation(tmp_path: Path) -> None:
