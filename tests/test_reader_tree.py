@@ -238,10 +238,12 @@ def test_503_then_200(server: LocalServer) -> None:
 
 
 def test_timeout_child_is_reported_and_the_walk_continues(server: LocalServer) -> None:
-    server.route("/slow.xml", urlset("https://example.com/slow"), delay=1.0)
+    # the timeout holds for every request: 2 s, so that the index and /fast.xml (answered in milliseconds)
+    # are never near it on a busy machine, and /slow.xml answers only after a minute, never near it either
+    server.route("/slow.xml", urlset("https://example.com/slow"), delay=60.0)
     server.route("/fast.xml", urlset("https://example.com/fast"))
     url = server.route("/index.xml", index(server.url("/slow.xml"), server.url("/fast.xml")))
-    entries, reader = run(url, timeout=0.2, retries=0)
+    entries, reader = run(url, timeout=2.0, retries=0)
     assert [e.loc for e in entries] == ["https://example.com/fast"]
     (d,) = reader.diagnostics
     assert (d.code, d.source) == ("http-error", server.url("/slow.xml")) and "timed out" in d.message
