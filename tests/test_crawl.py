@@ -257,9 +257,11 @@ def test_robots_disallow_and_crawl_delay(server: LocalServer, tmp_path: Path) ->
     assert len(urls) == 4
     assert left[server.url("/private/x")].reason == "robots"
     assert "/private/x" not in fetched_paths(server)
+    # Crawl-delay 0.3 between requests, despite concurrency 2, read from the server's log: it notes a request
+    # late by as much as the machine is busy, so each gap is held to 0.3 s less 0.1 s, and so is their sum
     pages = [r.at for r in server.requests if r.path != "/robots.txt"]
     gaps = [b - a for a, b in itertools.pairwise(pages)]
-    assert len(pages) == 4 and min(gaps) >= 0.25  # Crawl-delay 0.3 between requests, despite concurrency 2
+    assert len(pages) == 4 and min(gaps) >= 0.2 and sum(gaps) >= 0.3 * len(gaps) - 0.1, gaps
 
 
 def test_retry_after_is_honoured(server: LocalServer, tmp_path: Path) -> None:
@@ -274,7 +276,7 @@ def test_retry_after_is_honoured(server: LocalServer, tmp_path: Path) -> None:
     urls, _, _ = run(server, tmp_path)
     assert server.url("/busy") in urls
     busy = [r.at for r in server.requests if r.path == "/busy"]
-    assert len(busy) == 2 and busy[1] - busy[0] >= 0.85  # Retry-After: 1, less what a busy server notes late
+    assert len(busy) == 2 and busy[1] - busy[0] >= 0.9  # Retry-After: 1, less what a busy server notes late
 
 
 def test_per_host_concurrency(server: LocalServer, tmp_path: Path) -> None:
@@ -588,7 +590,9 @@ def test_rate_limit_spaces_requests(server: LocalServer, tmp_path: Path) -> None
     urls, _, _ = run(server, tmp_path, rate=5, concurrency=2)
     assert len(urls) == 4
     pages = [r.at for r in server.requests if r.path != "/robots.txt"]
-    assert min(b - a for a, b in itertools.pairwise(pages)) >= 0.17  # 5 a second: 0.2 s apart
+    gaps = [b - a for a, b in itertools.pairwise(pages)]
+    # 5 a second: 0.2 s apart, each gap and their sum held to that less 0.1 s (a busy server notes late)
+    assert min(gaps) >= 0.1 and sum(gaps) >= 0.2 * len(gaps) - 0.1, gaps
 
 
 def test_a_queued_url_reached_by_a_redirect_first_is_fetched_once(
