@@ -22,6 +22,9 @@ from tests.auditsite import clean_site, entry, index, page, problem_site, urlset
 from tests.localserver import LocalServer
 
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+TIMEOUT = 2.0
+"""The problem site's /slow answers after a minute; every other page in milliseconds, far from this even on a
+busy machine (the timeout covers every request of the audit)."""
 EXPECTED = {
     ("url-blocked", "/private/x"),
     ("url-error", "/gone"),
@@ -52,7 +55,7 @@ def _found(report: object, base: str) -> set[tuple[str, str]]:
 
 def test_problem_site_reports_each_case(server: LocalServer) -> None:
     root = problem_site(server)
-    report = audit(root, crawl=True, timeout=1.0, retries=0, now=NOW)
+    report = audit(root, crawl=True, timeout=TIMEOUT, retries=0, now=NOW)
     assert _found(report, server.base) == EXPECTED | COVERAGE
     by = {(f.code, f.url.removeprefix(server.base) if f.url else ""): f for f in report.findings}
     old = by[("url-redirect", "/old")]
@@ -153,8 +156,9 @@ def test_polite_robots_agent_crawl_delay_and_retry_after(server: LocalServer) ->
     starts = sorted(t for p in ("/a", "/b", "/c", "/busy") for t in times[p])
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     # Crawl-delay 0.3 s spaces the starts of requests to the host (concurrency 4 would send them at once);
-    # a request's arrival also includes its connection setup, hence the slack
-    assert min(gaps) >= 0.15 and starts[3] - starts[0] >= 0.8
+    # this log notes a request late by as much as the machine is busy (and after its connection setup),
+    # hence the allowance: 0.15 s a gap, 0.1 s for the three gaps together
+    assert min(gaps) >= 0.15 and starts[3] - starts[0] >= 0.8, gaps
     busy = times["/busy"]
     assert (
         len(busy) == 2 and busy[1] - busy[0] >= 0.85
@@ -188,7 +192,10 @@ def test_the_sitemaps_too_are_read_at_the_crawl_delay(server: LocalServer) -> No
     assert report.listed == 3
     starts = sorted(t for t, _ in times)
     assert sorted(p for _, p in times) == ["/index.xml", "/s0.xml", "/s1.xml", "/s2.xml"]
-    assert min(b - a for a, b in itertools.pairwise(starts)) >= 0.2  # 0.3 s apart, less connection setup
+    # 0.3 s apart, as this log notes them: late by as much as the machine is busy, so each gap and their sum
+    # are held to that less 0.1 s
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert min(gaps) >= 0.2 and sum(gaps) >= 0.3 * len(gaps) - 0.1, gaps
 
 
 def _many(server: LocalServer, n: int) -> list[str]:
@@ -245,7 +252,7 @@ def test_progress_reports_rate_and_total(server: LocalServer) -> None:
 
 def test_json_csv_and_baseline(server: LocalServer, tmp_path: Path) -> None:
     root = problem_site(server)
-    first = audit(root, timeout=1.0, retries=0, now=NOW)
+    first = audit(root, timeout=TIMEOUT, retries=0, now=NOW)
     first.write_json(tmp_path / "a.json")
     first.write_csv(tmp_path / "a.csv")
     data = json.loads((tmp_path / "a.json").read_text())
@@ -262,7 +269,7 @@ def test_json_csv_and_baseline(server: LocalServer, tmp_path: Path) -> None:
     # fix /gone, break /ok
     page(server, "/gone", title="Back")
     server.route("/ok", "oops", status=500, content_type="text/plain")
-    second = audit(root, timeout=1.0, retries=0, now=NOW, baseline=tmp_path / "a.json")
+    second = audit(root, timeout=TIMEOUT, retries=0, now=NOW, baseline=tmp_path / "a.json")
     assert second.baseline is not None
     new = {(f.code, f.url) for f in second.findings if f.baseline == "new"}
     # /old redirects to /ok, which is listed: it is checked on its own, not fetched again through /old
@@ -279,7 +286,7 @@ def test_json_csv_and_baseline(server: LocalServer, tmp_path: Path) -> None:
     assert second.failed("error")
     # the same site again: nothing new, so --fail-on error passes though errors remain
     second.write_json(tmp_path / "b.json")
-    third = audit(root, timeout=1.0, retries=0, now=NOW, baseline=tmp_path / "b.json")
+    third = audit(root, timeout=TIMEOUT, retries=0, now=NOW, baseline=tmp_path / "b.json")
     assert third.errors > 0 and not third.failed("error") and third.baseline["new"] == 0
 
 

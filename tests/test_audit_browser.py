@@ -57,7 +57,7 @@ def report_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[s
         report = audit(
             problem_site(server),
             crawl=True,
-            timeout=1.0,
+            timeout=2.0,  # /slow answers after a minute, the other pages in milliseconds
             retries=0,
             now=dt.datetime(2026, 12, 1, tzinfo=dt.UTC),
         )
