@@ -276,15 +276,21 @@ def entries(n: int) -> bytes:
 @pytest.mark.parametrize("how", ["cut", "stall"])
 def test_complete_entries_received_before_a_cut_or_a_stall_are_kept(how: str) -> None:
     body = f'{HEAD}<urlset xmlns="{NS}">\n'.encode() + entries(1000) + b"<url><loc>https://exa"
+    outwaited = threading.Event()  # a stall the client sat through to its end (its timeout never fired)
 
     def script(conn: socket.socket) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000\r\n\r\n" + body)
         if how == "stall":
-            time.sleep(5)
+            conn.settimeout(120)
+            try:
+                conn.recv(1)  # b"" when the client hangs up
+            except TimeoutError:
+                outwaited.set()
 
     with raw_server(script) as s:
         result = cli("parse", s.url("/sitemap.xml"), "--timeout", "1", "--format", "csv")
         report = cli("validate", s.url("/sitemap.xml"), "--timeout", "1", "--format", "json")
+    assert not outwaited.is_set()
     assert result.stdout.count("https://example.com/p") == 1000, result.stderr
     assert "[http-error]" in result.stderr and "truncated" not in result.stdout
     assert json.loads(report.stdout)["summary"]["urls"] == 1000
