@@ -1,7 +1,8 @@
 """The audit: a site's sitemaps against the live site.
 
-`from sitemapkit.audit import audit` (see `sitemapkit.audit.run.audit`); it returns an `AuditReport`. The
-package is not re-exported as `sitemapkit.audit(...)`: a function there would be shadowed by this package.
+`sitemapkit.audit(...)` (and `sitemapkit.aaudit`, its async form) is `sitemapkit.audit.run.audit`; it returns
+an `AuditReport`. The top-level package keeps the function under that name although this package shares it
+(see `sitemapkit.__init__`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sitemapkit.audit.report import AuditReport
-    from sitemapkit.audit.run import AuditProgress, audit
+    from sitemapkit.audit.run import AuditProgress, aaudit, audit
 
 _LAZY = {
     "audit": "sitemapkit.audit.run",
+    "aaudit": "sitemapkit.audit.run",
     "AuditProgress": "sitemapkit.audit.run",
     "AuditReport": "sitemapkit.audit.report",
 }
@@ -28,4 +30,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["AuditProgress", "AuditReport", "audit"]
+__all__ = ["AuditProgress", "AuditReport", "aaudit", "audit"]

@@ -124,6 +124,55 @@ def audit(
     `rate` a second (or the `Crawl-delay`), `Retry-After` honoured, `retries` further attempts. `baseline`
     (a previous report's JSON, or its path) marks findings new or unchanged and lists the fixed ones.
     """
+    return run_stoppable(  # SIGTERM cancels the workers
+        aaudit(
+            target,
+            crawl=crawl,
+            max_pages=max_pages,
+            max_depth=max_depth,
+            sample=sample,
+            seed=seed,
+            max_urls=max_urls,
+            concurrency=concurrency,
+            rate=rate,
+            user_agent=user_agent,
+            timeout=timeout,
+            retries=retries,
+            allow_private=allow_private,
+            allow_hosts=allow_hosts,
+            now=now,
+            baseline=baseline,
+            crawl_db=crawl_db,
+            on_progress=on_progress,
+            on_crawl_progress=on_crawl_progress,
+        )
+    )
+
+
+async def aaudit(
+    target: str,
+    *,
+    crawl: bool = False,
+    max_pages: int | None = None,
+    max_depth: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    max_urls: int | None = None,
+    concurrency: int = 2,
+    rate: float | None = None,
+    user_agent: str = USER_AGENT,
+    timeout: float = 30.0,
+    retries: int = 2,
+    allow_private: bool = False,
+    allow_hosts: Iterable[str] = (),
+    now: dt.datetime | None = None,
+    baseline: str | os.PathLike[str] | dict[str, Any] | None = None,
+    crawl_db: str | os.PathLike[str] | None = None,
+    on_progress: Callable[[AuditProgress], None] | None = None,
+    on_crawl_progress: Callable[[CrawlProgress], None] | None = None,
+) -> AuditReport:
+    """The async form of `audit`, for use inside a running event loop: the same parameters and result.
+    Cancelling the task stops the checks and the crawl (their workers are cancelled and awaited)."""
     root, sitemap = _target(target)
     if concurrency < 1:
         raise UsageError("concurrency must be at least 1")
@@ -161,9 +210,9 @@ def audit(
     clock = now or dt.datetime.now(dt.UTC)
     report = AuditReport(target, format_w3c(clock.replace(microsecond=0)))
     run = _Run(options, report, hosts, clock, on_progress)
-    run_stoppable(run.check(root, sitemap, sample, seed, max_urls))  # SIGTERM cancels the workers
+    await run.check(root, sitemap, sample, seed, max_urls)
     if crawl:
-        _coverage(options, report, run.listings, crawl_db, on_crawl_progress)
+        await _coverage(options, report, run.listings, crawl_db, on_crawl_progress)
     report.sort()
     if previous is not None:
         report.compare(previous)
@@ -483,7 +532,7 @@ class _Run:
         self.report.sample.update(checked=n, shares=shares)
 
 
-def _coverage(
+async def _coverage(
     options: CrawlOptions,
     report: AuditReport,
     listings: dict[str, Listing],
@@ -499,7 +548,7 @@ def _coverage(
         frontier = Frontier(path, "audit " + options.start_url, fresh=True)
         try:
             crawler = Crawler(options, frontier, on_progress=on_progress)
-            run_stoppable(crawler.run())
+            await crawler.run()
             rows = {row.url: row for row in frontier.rows()}
             capped = frontier.count("reason = 'max-pages'") > 0
         finally:
@@ -559,4 +608,4 @@ def _coverage(
     }
 
 
-__all__ = ["AUDIT_CODES", "AuditProgress", "audit"]
+__all__ = ["AUDIT_CODES", "AuditProgress", "aaudit", "audit"]

@@ -4,9 +4,11 @@ output (splitting, gzip, index, atomic publish, state store, robots.txt, XSL) is
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
@@ -22,6 +24,7 @@ from sitemapkit.core.urls import Scope, folder_of, normalize_url
 from sitemapkit.crawl.engine import Crawler, CrawlOptions, CrawlProgress
 from sitemapkit.crawl.frontier import Frontier, Row
 from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES, CrawlRules
+from sitemapkit.generator.config import DEFAULT_CONFIG
 from sitemapkit.generator.run import generate
 from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
 
@@ -241,24 +244,8 @@ def crawl(
         resume=resume,
         publish_partial=publish_partial,
     )
-    scope = src.scope()
-    if src.concurrency < 1:
-        raise UsageError("concurrency must be at least 1")
-    if src.rate is not None and src.rate <= 0:
-        raise UsageError("rate must be more than 0")
-    if base_url is not None:  # checked before the crawl, not after it
-        try:
-            Scope(base_url)
-        except InvalidUrlError as exc:
-            raise UsageError(f"--base-url {base_url!r} is not usable ({exc})") from None
-    if crawl_log is not None and not Path(crawl_log).resolve().parent.is_dir():
-        raise UsageError(f"--crawl-log {crawl_log}: the folder {Path(crawl_log).parent} does not exist")
-    frontier = open_frontier(src, out_dir, state)
-    log = None
-    try:
-        if crawl_log is not None:
-            log = open_log(crawl_log)
-            frontier.stream_log(log)
+    scope = _checked(src, base_url, crawl_log)
+    with _opened(src, out_dir, state, crawl_log) as frontier:
         complete = run_crawl(
             src,
             frontier,
@@ -267,14 +254,12 @@ def crawl(
             on_diagnostic=on_diagnostic,
             on_progress=on_progress,
         )
-        report_rows(frontier, explain)
-        if frontier.count("listed = 1") == 0:
-            raise PublishError(f"nothing was listed: {why_nothing(frontier)}")
-        return generate(
-            [],
+        return _publish(
+            frontier,
+            complete,
+            explain,
             out_dir,
             base_url or scope.folder,
-            feeds=[CrawlFeed(frontier, complete)],
             state=state,
             gzip=gzip,
             gzip_level=gzip_level,
@@ -289,10 +274,163 @@ def crawl(
             strict=strict,
             on_diagnostic=on_diagnostic,
         )
+
+
+async def acrawl(
+    start_url: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    base_url: str | None = None,
+    source: CrawlSource | None = None,
+    allow_hosts: Iterable[str] = (),
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    max_pages: int | None = DEFAULT_MAX_PAGES,
+    max_depth: int | None = None,
+    strip_query: bool = False,
+    keep_query: Iterable[str] = (),
+    trap_limit: int = 100,
+    concurrency: int = 2,
+    rate: float | None = None,
+    user_agent: str = USER_AGENT,
+    timeout: float = 30.0,
+    retries: int = 2,
+    sitemaps: bool = True,
+    images: bool = False,
+    render: bool = False,
+    allow_private: bool = False,
+    crawl_db: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    publish_partial: bool = False,
+    state: str | os.PathLike[str] | None = None,
+    gzip: bool = False,
+    gzip_level: int = 6,
+    max_urls: int = MAX_URLS,
+    max_bytes: int = MAX_BYTES,
+    index: IndexMode = "auto",
+    name: str = "sitemap",
+    xsl: str | None = None,
+    hreflang: Literal["auto", "complete", "keep"] = "auto",
+    robots: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+    on_diagnostic: DiagnosticHandler | None = None,
+    on_progress: Callable[[CrawlProgress], None] | None = None,
+    explain: Callable[[Row], None] | None = None,
+    crawl_log: str | os.PathLike[str] | None = None,
+) -> PublishResult:
+    """The async form of `crawl`, for use inside a running event loop: the same parameters and result.
+
+    The pages are fetched on the running loop; the sitemaps are then written on it too (a blocking step,
+    as `generate` is). Cancelling the task stops the crawl: the crawl file keeps what was fetched (continue
+    with `resume=True`), and nothing is published, `publish_partial` or not (it applies to Ctrl-C and
+    SIGTERM in `crawl`).
+    """
+    src = source or CrawlSource(
+        start_url,
+        allow_hosts=tuple(allow_hosts),
+        include=tuple(include),
+        exclude=tuple(exclude),
+        max_pages=max_pages,
+        max_depth=max_depth,
+        strip_query=strip_query,
+        keep_query=tuple(keep_query),
+        trap_limit=trap_limit,
+        concurrency=concurrency,
+        rate=rate,
+        user_agent=user_agent,
+        timeout=timeout,
+        retries=retries,
+        sitemaps=sitemaps,
+        images=images,
+        render=render,
+        allow_private=allow_private,
+        crawl_db=crawl_db,
+        resume=resume,
+        publish_partial=publish_partial,
+    )
+    scope = _checked(src, base_url, crawl_log)
+    with _opened(src, out_dir, state, crawl_log) as frontier:
+        complete = await arun_crawl(
+            src,
+            frontier,
+            scope,
+            hashes=state is not None,
+            on_diagnostic=on_diagnostic,
+            on_progress=on_progress,
+        )
+        return _publish(
+            frontier,
+            complete,
+            explain,
+            out_dir,
+            base_url or scope.folder,
+            state=state,
+            gzip=gzip,
+            gzip_level=gzip_level,
+            max_urls=max_urls,
+            max_bytes=max_bytes,
+            index=index,
+            name=name,
+            xsl=xsl,
+            allow_hosts=src.allow_hosts,
+            hreflang=hreflang,
+            robots=robots,
+            strict=strict,
+            on_diagnostic=on_diagnostic,
+        )
+
+
+def _checked(src: CrawlSource, base_url: str | None, crawl_log: str | os.PathLike[str] | None) -> Scope:
+    """The crawl's scope, once the arguments were checked (before anything is fetched)."""
+    scope = src.scope()
+    if src.concurrency < 1:
+        raise UsageError("concurrency must be at least 1")
+    if src.rate is not None and src.rate <= 0:
+        raise UsageError("rate must be more than 0")
+    if base_url is not None:  # checked before the crawl, not after it
+        try:
+            Scope(base_url)
+        except InvalidUrlError as exc:
+            raise UsageError(f"--base-url {base_url!r} is not usable ({exc})") from None
+    if crawl_log is not None and not Path(crawl_log).resolve().parent.is_dir():
+        raise UsageError(f"--crawl-log {crawl_log}: the folder {Path(crawl_log).parent} does not exist")
+    return scope
+
+
+@contextlib.contextmanager
+def _opened(
+    src: CrawlSource,
+    out_dir: str | os.PathLike[str],
+    state: str | os.PathLike[str] | None,
+    crawl_log: str | os.PathLike[str] | None,
+) -> Iterator[Frontier]:
+    """The crawl's frontier, with the crawl log streaming from it when asked; both closed after."""
+    frontier = open_frontier(src, out_dir, state)
+    log = None
+    try:
+        if crawl_log is not None:
+            log = open_log(crawl_log)
+            frontier.stream_log(log)
+        yield frontier
     finally:
         frontier.close()
         if log is not None:
             log.close()
+
+
+def _publish(
+    frontier: Frontier,
+    complete: bool,
+    explain: Callable[[Row], None] | None,
+    out_dir: str | os.PathLike[str],
+    base_url: str,
+    **options: Any,
+) -> PublishResult:
+    """The listed pages of the crawl, published by a `generate` run (`options` go to it)."""
+    report_rows(frontier, explain)
+    if frontier.count("listed = 1") == 0:
+        raise PublishError(f"nothing was listed: {why_nothing(frontier)}")
+    return generate([], out_dir, base_url, feeds=[CrawlFeed(frontier, complete)], **options)
 
 
 def open_log(path: str | os.PathLike[str]) -> TextIO:
@@ -344,8 +482,55 @@ def run_crawl(
 ) -> bool:
     """Crawl into `frontier`; True when the crawl completed, False when it was interrupted (Ctrl-C, SIGTERM)
     with `publish_partial` (otherwise the interruption propagates)."""
-    if frontier.meta("complete") is not None:
+    crawler = make_crawler(src, frontier, scope, hashes, on_diagnostic, on_progress)
+    if crawler is None:
         return True
+    try:
+        run_stoppable(crawler.run())
+    except (KeyboardInterrupt, SystemExit):
+        frontier.commit()
+        if not src.publish_partial:
+            raise
+        settle(frontier, crawler)
+        return False
+    settle(frontier, crawler)
+    return True
+
+
+async def arun_crawl(
+    src: CrawlSource,
+    frontier: Frontier,
+    scope: Scope,
+    *,
+    hashes: bool,
+    on_diagnostic: DiagnosticHandler | None,
+    on_progress: Callable[[CrawlProgress], None] | None,
+) -> bool:
+    """`run_crawl` on the running event loop. A cancellation propagates (what was fetched is committed
+    first); the result is always True."""
+    crawler = make_crawler(src, frontier, scope, hashes, on_diagnostic, on_progress)
+    if crawler is None:
+        return True
+    try:
+        await crawler.run()
+    except BaseException:
+        frontier.commit()
+        raise
+    settle(frontier, crawler)
+    return True
+
+
+def make_crawler(
+    src: CrawlSource,
+    frontier: Frontier,
+    scope: Scope,
+    hashes: bool,
+    on_diagnostic: DiagnosticHandler | None,
+    on_progress: Callable[[CrawlProgress], None] | None,
+) -> Crawler | None:
+    """The crawler of `src` into `frontier`; None when the frontier holds a completed crawl already."""
+    if frontier.meta("complete") is not None:
+        return None
     rules = CrawlRules(
         scope,
         include=src.include,
@@ -370,17 +555,7 @@ def run_crawl(
         render=src.render,
         allow_private=src.allow_private,
     )
-    crawler = Crawler(options, frontier, on_diagnostic=on_diagnostic, on_progress=on_progress)
-    try:
-        run_stoppable(crawler.run())
-    except (KeyboardInterrupt, SystemExit):
-        frontier.commit()
-        if not src.publish_partial:
-            raise
-        settle(frontier, crawler)
-        return False
-    settle(frontier, crawler)
-    return True
+    return Crawler(options, frontier, on_diagnostic=on_diagnostic, on_progress=on_progress)
 
 
 def settle(frontier: Frontier, crawler: Crawler) -> None:
@@ -437,3 +612,29 @@ def run_config(
     finally:
         for frontier in frontiers:
             frontier.close()
+
+
+def build(path: str | os.PathLike[str] = DEFAULT_CONFIG, **kwargs: Any) -> PublishResult:
+    """Build and publish the sitemaps the config file at `path` declares, as `sitemapkit build` does.
+
+    The file is a `sitemapkit.toml` or a sitemap_gen.py `config.xml` (told apart by content); it is checked
+    whole first (`ConfigError` names the file, line and key, and nothing is built). Its crawl sources are
+    crawled first (`on_crawl_progress` and `explain_crawl` see them), then every source is read and the
+    result published. Other keyword arguments go to `generate` (`strict`, `on_diagnostic`, `on_progress`,
+    `explain`, `replace_existing`, ...) and override what the file says.
+    """
+    from sitemapkit.generator.sitemap_gen import load_any
+
+    config = load_any(path)
+    if config.crawls:
+        return run_config(config, **kwargs)
+    for name in ("on_crawl_progress", "explain_crawl"):
+        kwargs.pop(name, None)
+    return config.run(**kwargs)
+
+
+async def abuild(path: str | os.PathLike[str] = DEFAULT_CONFIG, **kwargs: Any) -> PublishResult:
+    """The async form of `build`: the same parameters and result. A build is mostly local work (reading
+    files, writing sitemaps), so it runs in a worker thread; the callbacks are called from that thread,
+    and cancelling the task does not stop the build (it finishes or fails in its thread)."""
+    return await asyncio.to_thread(build, path, **kwargs)

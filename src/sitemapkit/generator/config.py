@@ -125,7 +125,7 @@ class BuildConfig:
 
         if self.crawls and "feeds" not in kwargs:
             raise UsageError(
-                f"{self.path}: a build with crawl sources runs with sitemapkit.crawl.run.run_config (or "
+                f"{self.path}: a build with crawl sources runs with sitemapkit.build (or "
                 "`sitemapkit build`)"
             )
         options: dict[str, Any] = {
@@ -173,7 +173,8 @@ class BuildConfig:
 
 
 def build(path: str | os.PathLike[str] = DEFAULT_CONFIG, **kwargs: Any) -> PublishResult:
-    """Load the config file at `path` and run it (see `BuildConfig.run`)."""
+    """Load the `sitemapkit.toml` at `path` and run it (see `BuildConfig.run`); a file with crawl sources,
+    or a sitemap_gen.py config.xml, needs `sitemapkit.build`, which runs any config file."""
     return load_config(path).run(**kwargs)
 
 

@@ -72,58 +72,125 @@ def harvest(
     the cluster at `ray_address`, or of a local Ray started for the run). While the local engine runs,
     Python's garbage collector runs less often (`worker.GC_THRESHOLD`; restored after).
     """
-    options = options or HarvestOptions()
-    _check(options)
-    if engine not in ("local", "ray"):
-        raise UsageError(f"unknown engine {engine!r}: use local or ray")
-    pyarrow()
-    listed = read_sites(sites) if isinstance(sites, str | os.PathLike) else normalize_sites(sites, "<sites>")
-    root = Path(out).resolve()
-    done = prepare(root, resume=resume)
-    todo = [site for site in listed if site not in done]
-    started = time.monotonic()
+    plan = _Plan(sites, out, engine, options, resume, on_progress)
+    used = 1
+    if engine == "local":
+        counters = asyncio.run(_local(plan.root, plan.todo, plan.options, plan.report))
+    else:
+        from sitemapkit.harvest.ray_engine import run_ray
 
-    def report(counters: dict[str, int]) -> None:
-        if on_progress is not None:
-            on_progress(
+        counters, used = run_ray(
+            plan.root, plan.todo, plan.options, workers=workers, address=ray_address, report=plan.report
+        )
+    return plan.finish(counters, used)
+
+
+async def aharvest(
+    sites: str | os.PathLike[str] | Iterable[str],
+    out: str | os.PathLike[str],
+    *,
+    engine: Engine = "local",
+    options: HarvestOptions | None = None,
+    resume: bool = False,
+    workers: int | None = None,
+    ray_address: str | None = None,
+    on_progress: ProgressHandler | None = None,
+) -> dict[str, Any]:
+    """The async form of `harvest`, for use inside a running event loop: the same parameters and result.
+
+    The local engine reads the sites on the running loop and leaves the process's signal handlers alone:
+    cancelling the task stops the harvest (sites finished are kept; `resume=True` reads the others). The
+    Ray engine runs in a thread, and `on_progress` is then called from that thread.
+    """
+    plan = _Plan(sites, out, engine, options, resume, on_progress)
+    used = 1
+    if engine == "local":
+        counters = await _local(plan.root, plan.todo, plan.options, plan.report, signals=False)
+    else:
+        from sitemapkit.harvest.ray_engine import run_ray
+
+        counters, used = await asyncio.to_thread(
+            run_ray,
+            plan.root,
+            plan.todo,
+            plan.options,
+            workers=workers,
+            address=ray_address,
+            report=plan.report,
+        )
+    return plan.finish(counters, used)
+
+
+class _Plan:
+    """A harvest's arguments checked, its sites listed and the dataset prepared (before anything is
+    fetched); `finish` writes the summary once the engine is done."""
+
+    def __init__(
+        self,
+        sites: str | os.PathLike[str] | Iterable[str],
+        out: str | os.PathLike[str],
+        engine: Engine,
+        options: HarvestOptions | None,
+        resume: bool,
+        on_progress: ProgressHandler | None,
+    ) -> None:
+        self.options = options or HarvestOptions()
+        _check(self.options)
+        if engine not in ("local", "ray"):
+            raise UsageError(f"unknown engine {engine!r}: use local or ray")
+        pyarrow()
+        self.engine = engine
+        self.listed = (
+            read_sites(sites) if isinstance(sites, str | os.PathLike) else normalize_sites(sites, "<sites>")
+        )
+        self.root = Path(out).resolve()
+        self.done = prepare(self.root, resume=resume)
+        self.todo = [site for site in self.listed if site not in self.done]
+        self.on_progress = on_progress
+        self.started = time.monotonic()
+
+    def report(self, counters: dict[str, int]) -> None:
+        if self.on_progress is not None:
+            self.on_progress(
                 HarvestProgress(
-                    len(todo),
+                    len(self.todo),
                     counters.get("sites_done", 0),
                     counters.get("urls", 0),
                     counters.get("errors", 0),
                     counters.get("site_errors", 0),
-                    time.monotonic() - started,
+                    time.monotonic() - self.started,
                 )
             )
 
-    used = 1
-    if engine == "local":
-        counters = asyncio.run(_local(root, todo, options, report))
-    else:
-        from sitemapkit.harvest.ray_engine import run_ray
-
-        counters, used = run_ray(root, todo, options, workers=workers, address=ray_address, report=report)
-    report(counters)
-    run = {
-        "engine": engine,
-        "workers": used,
-        "sites_listed": len(listed),
-        "sites_resumed": len(done),
-        "sites_this_run": counters.get("sites_done", 0),
-        "urls_this_run": counters.get("urls", 0),
-        "seconds": round(time.monotonic() - started, 3),
-    }
-    return finish(root, run)
+    def finish(self, counters: dict[str, int], used: int) -> dict[str, Any]:
+        self.report(counters)
+        run = {
+            "engine": self.engine,
+            "workers": used,
+            "sites_listed": len(self.listed),
+            "sites_resumed": len(self.done),
+            "sites_this_run": counters.get("sites_done", 0),
+            "urls_this_run": counters.get("urls", 0),
+            "seconds": round(time.monotonic() - self.started, 3),
+        }
+        return finish(self.root, run)
 
 
 async def _local(
-    root: Path, todo: list[str], options: HarvestOptions, report: Callable[[dict[str, int]], None]
+    root: Path,
+    todo: list[str],
+    options: HarvestOptions,
+    report: Callable[[dict[str, int]], None],
+    *,
+    signals: bool = True,
 ) -> dict[str, int]:
     worker = Worker(root, todo, options, new_worker_id("local"))
 
     async def tick() -> None:
         report(worker.counters.as_dict())
 
+    if not signals:  # the caller's event loop: its signals are its own; a cancellation stops the worker
+        return await worker.run(tick)
     with _stop_on_signals(worker) as received:
         counters = await worker.run(tick)
     if signal.SIGINT in received:
