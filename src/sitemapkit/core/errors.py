@@ -7,8 +7,9 @@ class SitemapkitError(Exception):
     """Base class of every error sitemapkit raises on purpose."""
 
 
-class UsageError(SitemapkitError):
-    """The caller asked for something impossible (bad option, bad argument)."""
+class UsageError(SitemapkitError, ValueError):
+    """The caller asked for something impossible (bad option, bad argument). Every public function raises
+    it for a bad argument; it is also a `ValueError`, as such errors are in Python."""
 
 
 class InputError(SitemapkitError):

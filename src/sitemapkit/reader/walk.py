@@ -169,11 +169,11 @@ class ReadOptions:
     def fetch_options(self, base: FetchOptions | None = None) -> FetchOptions:
         """The `FetchOptions` these options imply, over `base` (whose other settings are kept)."""
         if self.concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+            raise UsageError("concurrency must be at least 1")
         if self.max_depth < 0:
-            raise ValueError("max_depth must be 0 or more")
+            raise UsageError("max_depth must be 0 or more")
         if self.max_children < 0 or self.max_sitemaps < 1:
-            raise ValueError("max_children must be 0 or more and max_sitemaps 1 or more")
+            raise UsageError("max_children must be 0 or more and max_sitemaps 1 or more")
         base = base or FetchOptions()
         connect = self.timeout if self.timeout is not None else self.connect_timeout
         read = self.timeout if self.timeout is not None else self.read_timeout

@@ -30,6 +30,7 @@ from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from sitemapkit.core.dates import sort_key
+from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 
 Item: TypeAlias = UrlEntry | str
@@ -210,7 +211,7 @@ class KeysetSource(BaseSource):
     ) -> None:
         super().__init__(to_entry=to_entry, version=version)
         if batch < 1:
-            raise ValueError("batch must be at least 1")
+            raise UsageError("batch must be at least 1")
         self._fetch = fetch
         self._count_fn = count
         self._batch = batch
