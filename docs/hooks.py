@@ -110,10 +110,15 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
 # The API reference lists exactly `sitemapkit.__all__`, in these groups (a name in no group goes last, under
 # "More"; a group name that is no longer exported fails the build).
 API_GROUPS: dict[str, list[str]] = {
-    "Writing sitemaps": ["generate", "SitemapWriter", "PublishResult", "SitemapFile"],
+    "Writing sitemaps": ["generate", "SitemapWriter", "PublishResult", "SitemapFile", "build", "abuild"],
+    "Crawling a site": ["crawl", "acrawl"],
     "Reading sitemaps": ["read", "aread", "Reader", "AsyncReader", "SitemapNode"],
     "Parsing one document": ["parse_file", "parse_bytes", "SitemapParser"],
+    "Writing entries out": ["write_jsonl", "write_csv", "write_parquet"],
     "Validating": ["validate", "avalidate", "ValidationReport", "FileReport"],
+    "Auditing a site": ["audit", "aaudit", "AuditReport"],
+    "Harvesting many sites": ["harvest", "aharvest", "HarvestOptions", "HarvestProgress"],
+    "robots.txt": ["update_robots", "update_robots_text", "RobotsResult"],
     "The model": ["UrlEntry", "IndexEntry", "Image", "Video", "News", "Alternate"],
     "Diagnostics": ["Diagnostic", "DiagnosticLog", "Severity", "CODES"],
     "Errors": [
@@ -124,6 +129,9 @@ API_GROUPS: dict[str, list[str]] = {
         "UsageError",
         "InvalidUrlError",
         "InvalidDateError",
+        "FetchError",
+        "ConfigError",
+        "IndexNowError",
     ],
     "URLs and dates": ["normalize_url", "Scope", "parse_w3c", "format_w3c"],
 }
