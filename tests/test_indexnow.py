@@ -44,6 +44,7 @@ from sitemapkit.publisher.indexnow import (
     write_key_file,
 )
 from sitemapkit.reader.fetch import FetchOptions, FetchPolicy
+from tests.helpers import Sleeps
 from tests.localserver import Answer, LocalServer, sequence
 
 KEY = "3f1c2a9be0d84b7c9a5e6d1f2b3c4a5d"
@@ -51,18 +52,16 @@ OK: Answer = (200, {}, b"")
 ACCEPTED: Answer = (202, {}, b"")
 
 
-class Sleeps:
-    """An injected `sleep` that records the delays asked for and returns at once."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.delays.append(seconds)
-
-
 def opts(sleeps: Sleeps | None = None, **kw: Any) -> FetchOptions:
-    base: dict[str, Any] = {"sleep": sleeps or Sleeps(), "jitter": lambda: 0.0, "backoff_base": 0.001}
+    """Options whose waits (the politeness layer's pacing and holds) are recorded in `sleeps`, with the
+    monotonic clock they move, so the delays recorded are exactly those asked for."""
+    sleeps = sleeps or Sleeps()
+    base: dict[str, Any] = {
+        "sleep": sleeps,
+        "monotonic": sleeps.monotonic,
+        "jitter": lambda: 0.0,
+        "backoff_base": 0.001,
+    }
     base.update(kw)
     return FetchOptions(**base)
 
@@ -494,11 +493,8 @@ def test_429_and_5xx_are_retried_honouring_retry_after(server: LocalServer) -> N
         endpoint=endpoint,
         options=opts(sleeps, backoff_base=1.0),
     )
-    assert sleeps.delays == [
-        7.0,
-        1.0,
-        0.0,
-    ]  # Retry-After, then backoff (1 s base, attempt 2), then Retry-After 0
+    # Retry-After, then backoff (1 s base, attempt 2); Retry-After 0 holds the endpoint for no time at all
+    assert sleeps.delays == [7.0, 1.0]
     assert result.batches[0].attempts == 4 and result.batches[0].status == 200
     assert len({json.dumps(b) for b in posts(server)}) == 1  # the same batch each time
 

@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import re
 import secrets
@@ -37,10 +36,12 @@ import httpx
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import InvalidUrlError, PublishError, SitemapkitError, UsageError
+from sitemapkit.core.files import atomic_write
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import normalize_url
 from sitemapkit.generator.state import StateStore, UrlChange
-from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions
+from sitemapkit.reader.fetch import RETRY_STATUSES, Fetcher, FetchError, FetchOptions, FetchResponse
+from sitemapkit.reader.polite import Politeness
 
 DEFAULT_ENDPOINT = "https://api.indexnow.org/indexnow"
 """The shared IndexNow endpoint: the engines that take part (Bing, Yandex, Seznam, Naver...) share it."""
@@ -139,16 +140,10 @@ def write_key_file(out_dir: str | os.PathLike[str], key: str) -> Path:
         if current.strip(_ASCII_SPACE.encode("ascii")) == key.encode("ascii"):
             return path
         raise PublishError(f"{path} exists with other content; move it away to write the key file")
-    temp = folder / f".{key}.txt.{secrets.token_hex(4)}.tmp"
     try:
-        with open(temp, "x", encoding="ascii") as f:  # mode from the umask, like the published sitemaps
+        with atomic_write(path, "w", encoding="ascii") as f:  # mode from the umask, like the sitemaps
             f.write(key)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            temp.unlink()
         raise PublishError(f"{path}: cannot be written ({exc.strerror or exc})") from None
     return path
 
@@ -406,21 +401,19 @@ def verify_key(
 
 
 class _Sender:
-    """POSTs batches to the endpoint, retrying 429, 5xx and connection failures."""
+    """POSTs batches to the endpoint through the fetcher's one retry loop (`Fetcher.send`): 429, 5xx and
+    connection failures are retried, each attempt paced by the run's politeness layer, a `Retry-After`
+    holding the endpoint's origin back. The endpoint is an address the user named: its origin is trusted
+    by the fetch policy, no robots.txt is consulted for it, no redirect followed."""
 
     def __init__(self, site: Site, endpoint: str, options: FetchOptions) -> None:
         self.site = site
         self.endpoint = endpoint
         self.options = options
-        self._client = httpx.AsyncClient(
-            follow_redirects=False,
-            timeout=httpx.Timeout(options.read_timeout, connect=options.connect_timeout),
-            headers={"User-Agent": options.user_agent},
-            trust_env=False,
-        )
+        self._fetcher = Fetcher(dataclasses.replace(options, policy=options.policy.trusting(endpoint)))
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._fetcher.aclose()
 
     def body(self, urls: list[str]) -> bytes:
         data: dict[str, Any] = {"host": self.site.host, "key": self.site.key}
@@ -433,89 +426,91 @@ class _Sender:
         """Send one batch; return (status, attempts) on 200 or 202, else raise `IndexNowError`.
 
         The status decides as soon as the headers arrive: only a request that got no answer (a connection
-        failure before the status line) is sent again, never one that was answered. The body is read only
-        for the explanation of a refusal, and at most `_ANSWER_LIMIT` bytes within `_ANSWER_SECONDS`.
+        failure before the status line), or a 429 or 5xx, is sent again, never one that was accepted. The
+        body is read only for the explanation of a refusal, and at most `_ANSWER_LIMIT` bytes within
+        `_ANSWER_SECONDS`. A `Retry-After` longer than `retry_after_max` ends the retries: the error says so.
         """
         opts = self.options
-        content = self.body(urls)
         # identity: the explanation is read as it comes from the wire, with no decoder in between
         headers = {"Content-Type": "application/json; charset=utf-8", "Accept-Encoding": "identity"}
-        attempt = 0
-        while True:
-            attempt += 1
-            tries = f"{attempt} attempt{'s' if attempt != 1 else ''}"
-            status: int | None = None
-            retry_after: str | None = None
-            location = "?"
-            answer = b""
-            try:
-                async with self._client.stream("POST", self.endpoint, content=content, headers=headers) as r:
-                    status = r.status_code
-                    retry_after = r.headers.get("retry-after")
-                    location = r.headers.get("location", "?")
-                    if status not in (200, 202):
-                        answer = await _read_answer(r, opts)
-            except httpx.TransportError as exc:
-                if status is None:  # no answer: the batch may not have arrived, so it is sent again
-                    if attempt > opts.retries:
-                        raise IndexNowError(
-                            f"{self.endpoint} could not be reached ({_describe(exc)}; {tries})",
-                            resumable=True,
-                        ) from None
-                    await opts.sleep(opts.backoff(attempt - 1))
-                    continue
-                # answered: closing the connection afterwards failed, which changes nothing
-            if status in (200, 202):
-                return status, attempt
-            said = f" (the endpoint said: {_snippet(answer)})" if answer.strip() else ""
-            if status == 429 or 500 <= status <= 599:
-                what = "429 Too Many Requests" if status == 429 else f"HTTP {status}"
-                wanted = dataclasses.replace(opts, retry_after_max=math.inf).retry_after(retry_after)
-                if wanted is not None and wanted > opts.retry_after_max:
-                    raise IndexNowError(
-                        f"{self.endpoint} answered {what} and asks to wait {wanted:,.0f} s, longer than the "
-                        f"{opts.retry_after_max:g} s allowed{said}",
-                        status=status,
-                        resumable=True,
-                    )
-                if attempt > opts.retries:
-                    raise IndexNowError(
-                        f"{self.endpoint} still answered {what} after {tries}{said}",
-                        status=status,
-                        resumable=True,
-                    )
-                await opts.sleep(wanted if wanted is not None else opts.backoff(attempt - 1))
-                continue
-            explain = _EXPLAIN.get(status)
-            if explain is not None:
-                message = explain.format(host=self.site.host, key_url=self.site.key_url)
-            elif 300 <= status < 400:
-                message = (
-                    f"HTTP {status}, a redirect to {location}; submissions are not "
-                    "redirected: give that address as the endpoint"
+        status: int | None = None
+        attempts = 0
+        retry_after: str | None = None
+        location = "?"
+        answer = b""
+        try:
+            async with self._fetcher.send(
+                "POST", self.endpoint, content=self.body(urls), headers=headers
+            ) as r:
+                status, attempts = r.status, r.attempts
+                retry_after = r.headers.get("retry-after")
+                location = r.headers.get("location", "?")
+                if status not in (200, 202):
+                    answer = await _read_answer(r, opts)
+        except (FetchError, httpx.TransportError) as exc:
+            if status is None:  # no answer, after the retries (or none: a host name that does not exist)
+                why = exc.reason if isinstance(exc, FetchError) else _describe(exc)
+                raise IndexNowError(f"{self.endpoint} could not be reached: {why}", resumable=True) from None
+            # answered: closing the connection afterwards failed, which changes nothing
+        if status in (200, 202):
+            return status, attempts
+        said = f" (the endpoint said: {_snippet(answer)})" if answer.strip() else ""
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        if status == 429 or 500 <= status <= 599:
+            what = "429 Too Many Requests" if status == 429 else f"HTTP {status}"
+            wanted = opts.retry_after(retry_after, capped=False)
+            if wanted is not None and wanted > opts.retry_after_max:
+                raise IndexNowError(
+                    f"{self.endpoint} answered {what} and asks to wait {wanted:,.0f} s, longer than the "
+                    f"{opts.retry_after_max:g} s allowed{said}",
+                    status=status,
+                    resumable=True,
                 )
+            if status not in RETRY_STATUSES:
+                message = f"answered {what}, a server error that a retry would not mend (not retried)"
             else:
-                message = f"unexpected HTTP {status}; is {self.endpoint} an IndexNow endpoint?"
-            raise IndexNowError(f"{self.endpoint} answered {status}: {message}{said}", status=status)
+                message = f"still answered {what} after {tries}"
+                if attempts <= opts.retries:  # the retry loop stopped early: a further wait passes a bound
+                    message += (
+                        f" (a further wait would pass the {opts.retry_budget:g} s of waits a run may "
+                        f"spend, or the {opts.max_duration:g} s a request may take)"
+                    )
+            raise IndexNowError(f"{self.endpoint} {message}{said}", status=status, resumable=True)
+        explain = _EXPLAIN.get(status)
+        if explain is not None:
+            message = explain.format(host=self.site.host, key_url=self.site.key_url)
+        elif 300 <= status < 400:
+            message = (
+                f"HTTP {status}, a redirect to {location}; submissions are not "
+                "redirected: give that address as the endpoint"
+            )
+        else:
+            message = f"unexpected HTTP {status}; is {self.endpoint} an IndexNow endpoint?"
+        raise IndexNowError(f"{self.endpoint} answered {status}: {message}{said}", status=status)
 
 
-async def _read_answer(response: httpx.Response, options: FetchOptions) -> bytes:
+async def _read_answer(response: FetchResponse, options: FetchOptions) -> bytes:
     """The start of a response body, for an explanation: at most `_ANSWER_LIMIT` bytes, read within
     `_ANSWER_SECONDS` in all (or the read timeout, if shorter). A body that comes slower than that, or a
     connection that fails while it comes, leaves what arrived so far."""
     clock = options.monotonic
     deadline = clock() + min(options.read_timeout, _ANSWER_SECONDS)
     answer = bytearray()
-    pieces = response.aiter_raw().__aiter__()
-    while len(answer) < _ANSWER_LIMIT:
-        remaining = deadline - clock()
-        if remaining <= 0:
-            break
-        try:
-            async with asyncio.timeout(remaining):  # not wait_for, which can drop a cancellation (3.11)
-                answer += await pieces.__anext__()
-        except (StopAsyncIteration, TimeoutError, httpx.HTTPError):
-            break
+    pieces = response.aiter_bytes()
+    try:
+        while len(answer) < _ANSWER_LIMIT:
+            remaining = deadline - clock()
+            if remaining <= 0:
+                break
+            try:
+                async with asyncio.timeout(remaining):  # not wait_for, which can drop a cancellation (3.11)
+                    answer += await anext(pieces)
+            except (StopAsyncIteration, TimeoutError, FetchError):
+                break
+    finally:
+        close = getattr(pieces, "aclose", None)  # an async generator: let it go at once
+        if close is not None:
+            await close()
     return bytes(answer[:_ANSWER_LIMIT])
 
 
@@ -550,7 +545,18 @@ class _Run:
     ) -> None:
         self.site = site
         self.endpoint = endpoint
+        # One politeness layer for the run, the key check's and every POST's: pacing and Retry-After holds
+        # (robots.txt is not consulted: the host and the endpoint are addresses the user named).
         self.options = options
+        if options.politeness is None:
+            polite = Politeness(
+                user_agent=options.user_agent,
+                obey_robots=False,
+                per_host=options.per_host,
+                clock=options.monotonic,
+                sleep=options.sleep,
+            )
+            self.options = dataclasses.replace(options, politeness=polite)
         self.result = result
         self.verify = verify
         self.on_batch = on_batch
@@ -648,7 +654,9 @@ def submit(
     the key location's folder) are reported (`url-not-allowed`) and skipped, repeats sent once. Before the
     first request the key file is checked (`verify_key`; `verify=False` skips it). Requests of at most
     `batch_size` URLs go to `endpoint`; 200 and 202 are success, 429, 5xx and connection failures are
-    retried (`options`: `retries`, backoff, `Retry-After` up to `retry_after_max`), anything else stops.
+    retried (`options`: `retries`, backoff, `Retry-After` up to `retry_after_max`, `retry_budget` for the
+    run), anything else stops. Every request goes through the fetcher's one retry loop and the run's
+    politeness layer (`options.politeness`, else one of the run's own): paced, held by `Retry-After`.
 
     Raises `UsageError` for a bad key, host, key location, endpoint or batch size, and `IndexNowError`
     (with `.result`: what was accepted before the stop) when the submission stopped or no URL could be

@@ -34,8 +34,9 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -173,7 +174,8 @@ class FetchPolicy:
 
     def connect_problem(self, host: str, port: int, address: str) -> str | None:
         """Why connecting to `address` (which `host` resolved to) is refused, or None when it is allowed."""
-        if self.allow_private or (host.rstrip(".").lower(), port) in self.trusted:
+        origin = (host.rstrip(".").lower(), port)
+        if self.allow_private or origin in self.trusted or origin in _TRUSTED_HERE.get():
             return None
         kind = address_problem(address)
         if kind is None:
@@ -195,6 +197,16 @@ class FetchPolicy:
             f"{what} {target}, on another site than {site_of(base) or base}; not followed "
             "(--follow-cross-host follows it)"
         )
+
+
+_TRUSTED_HERE: ContextVar[frozenset[tuple[str, int]]] = ContextVar("sitemapkit_trusted", default=frozenset())
+
+
+def trust_in_this_task(*urls: str) -> None:
+    """Trust the origins of `urls` (sites the user named) for the requests of the running task and of the
+    tasks it starts from now on, whichever fetcher sends them: a harvest's shared fetcher serves many
+    sites, each trusted only within its own task."""
+    _TRUSTED_HERE.set(_TRUSTED_HERE.get() | {_origin(u) for u in urls if "://" in u})
 
 
 class _Refused(Exception):
@@ -329,8 +341,9 @@ class FetchOptions:
         delay = min(self.backoff_max, self.backoff_base * (2.0**attempt))
         return delay / 2 + self.jitter() * delay / 2
 
-    def retry_after(self, value: str | None) -> float | None:
-        """Seconds a `Retry-After` header asks for, capped at `retry_after_max`; None if unusable."""
+    def retry_after(self, value: str | None, *, capped: bool = True) -> float | None:
+        """Seconds a `Retry-After` header asks for, capped at `retry_after_max` (unless not `capped`);
+        None if unusable."""
         if not value:
             return None
         value = value.strip()
@@ -345,7 +358,22 @@ class FetchOptions:
             if when.tzinfo is None:  # an HTTP date is always GMT
                 return None
             seconds = when.timestamp() - self.clock()
-        return max(0.0, min(seconds, self.retry_after_max))
+        return max(0.0, min(seconds, self.retry_after_max) if capped else seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What each attempt sends: a GET (`stream`, `get`), or what `send` was given."""
+
+    method: str = "GET"
+    content: bytes | None = None
+    headers: Mapping[str, str] | None = None
+    wait_capped: bool = True
+    """A `Retry-After` longer than `retry_after_max` is waited for `retry_after_max`; else it ends the
+    retries (the answer is final)."""
+
+
+_GET = _Request()
 
 
 @dataclass(frozen=True, slots=True)
@@ -672,12 +700,32 @@ class Fetcher:
             yield response
 
     @asynccontextmanager
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        wait_capped: bool = False,
+    ) -> AsyncIterator[FetchResponse]:
+        """Send a request to an address the caller was given that is not a page to read (a POST to an API,
+        such as IndexNow's endpoint): robots.txt, which is for crawlers, is not consulted, and a redirect is
+        not followed (the 3xx is the answer). Otherwise as `stream`: the fetch policy, pacing, the per-host
+        limit, one deadline and the one retry loop (only a request that got no answer, or a 429 or 5xx, is
+        sent again). A `Retry-After` longer than `retry_after_max` ends the retries, the answer at hand
+        being final (unless `wait_capped`: then it is waited for `retry_after_max`, as `stream` does)."""
+        async with self._open(url, request=_Request(method, content, headers, wait_capped)) as response:
+            yield response
+
+    @asynccontextmanager
     async def _open(
         self,
         url: str,
         *,
         follow: Callable[[str], str | None] | None = None,
         robots_file: bool = False,
+        request: _Request | None = None,
     ) -> AsyncIterator[FetchResponse]:
         check_http_url(url)
         opts = self.options
@@ -689,7 +737,7 @@ class Fetcher:
         attempts = 0
         async with AsyncExitStack() as held:
             while True:
-                if not robots_file:
+                if not robots_file and request is None:  # `send`: no robots.txt (see there)
                     why = await polite.refusal(current, self._fetch_robots)
                     if why is not None:
                         if current == url:
@@ -706,12 +754,13 @@ class Fetcher:
                 try:
                     await hop.enter_async_context(polite.slot(current))
                     await hop.enter_async_context(self._total)
-                    response, tries = await self._send_with_retries(current, hop, deadline)
+                    response, tries = await self._send_with_retries(current, hop, deadline, request or _GET)
                 except BaseException:
                     await hop.aclose()
                     raise
                 attempts += tries
-                if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
+                redirect = response.status_code in REDIRECT_STATUSES and "location" in response.headers
+                if redirect and request is None:  # `send` follows none: the 3xx is its answer
                     hops.append(Hop(current, response.status_code))
                     location = response.headers["location"]
                     await hop.aclose()
@@ -791,16 +840,19 @@ class Fetcher:
         return True
 
     async def _send_with_retries(
-        self, url: str, stack: AsyncExitStack, deadline: float
+        self, url: str, stack: AsyncExitStack, deadline: float, ask: _Request = _GET
     ) -> tuple[httpx.Response, int]:
-        """The one retry loop: each attempt paced by the politeness layer; a 429 or 5xx answer's
-        `Retry-After` (else the backoff) holds the origin back before the next; so does a connection error."""
+        """The one retry loop of sitemapkit: each attempt paced by the politeness layer; a 429 or 5xx
+        answer's `Retry-After` (else the backoff) holds the origin back before the next; so does a
+        connection error. Only a request that got no answer, or one of those answers, is sent again."""
         opts = self.options
         attempt = 0
         while True:
             attempt += 1
             try:
-                request = self._client.build_request("GET", url)
+                request = self._client.build_request(
+                    ask.method, url, content=ask.content, headers=ask.headers
+                )
             except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
                 raise FetchError(url, f"not a usable URL ({exc})") from None
             await self.politeness.pace(url)
@@ -823,9 +875,10 @@ class Fetcher:
                     raise FetchError(url, _transport_reason(exc, opts, attempt)) from None
                 continue
             if response.status_code in RETRY_STATUSES and attempt <= opts.retries:
-                delay = opts.retry_after(response.headers.get("retry-after"))
-                delay = delay if delay is not None else opts.backoff(attempt - 1)
-                if self._hold(url, delay, deadline):
+                wanted = opts.retry_after(response.headers.get("retry-after"), capped=ask.wait_capped)
+                delay = wanted if wanted is not None else opts.backoff(attempt - 1)
+                longer = wanted is not None and wanted > opts.retry_after_max  # not `wait_capped`
+                if not longer and self._hold(url, delay, deadline):
                     await response.aclose()
                     continue
             if _LOCATION in response.headers:  # see _hide_location
