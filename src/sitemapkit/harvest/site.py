@@ -15,7 +15,7 @@ from sitemapkit.core.urls import url_key
 from sitemapkit.harvest.rows import COUNTED
 from sitemapkit.reader.discover import WELL_KNOWN_PATHS, discover, robots_url
 from sitemapkit.reader.export import chunks
-from sitemapkit.reader.fetch import Fetcher, FetchOptions
+from sitemapkit.reader.fetch import Fetcher, FetchOptions, trust_in_this_task
 from sitemapkit.reader.walk import AsyncReader, SitemapNode
 
 if TYPE_CHECKING:
@@ -168,6 +168,7 @@ class SiteJob:
     async def _run(self) -> None:
         robots = robots_url(self.site)
         fetcher = self.fetcher
+        trust_in_this_task(self.site)  # the worker's shared fetcher trusts this site in this task only
         # robots.txt comes from the worker's one politeness layer (fetched once, cached), which also
         # paces every request to the host by its Crawl-delay and refuses what robots.txt disallows
         rules = await fetcher.robots(self.site)
