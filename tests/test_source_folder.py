@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 from urllib.parse import urljoin
@@ -267,16 +271,44 @@ def test_unreadable_pages_are_reported_never_a_crash(tmp_path: Path) -> None:
     assert {s.reason for s in skips} == {"unreadable"}
 
 
-def test_unreadable_file_permission(tmp_path: Path) -> None:
-    p = write(tmp_path, "locked.html", page())
-    p.chmod(0)
+@contextlib.contextmanager
+def permissions_enforced(tmp_path: Path) -> Iterator[Path]:
+    """A folder where the block runs with file permissions enforced: as root (which reads any file), the
+    block runs with the effective user `nobody` in a folder of its own under /tmp, and root after."""
+    if os.geteuid() != 0:
+        yield tmp_path
+        return
+    import pwd
+
     try:
-        if os.access(p, os.R_OK):
-            pytest.skip("running as root: permissions are not enforced")
-        pages, _, log = scan(tmp_path)
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("running as root and there is no user 'nobody' to drop privileges to")
+    folder = Path(tempfile.mkdtemp(prefix="sitemapkit-nobody-"))
+    try:
+        folder.chmod(0o755)
+        os.chown(folder, nobody.pw_uid, nobody.pw_gid)
+        os.setegid(nobody.pw_gid)
+        os.seteuid(nobody.pw_uid)
+        try:
+            yield folder
+        finally:
+            os.seteuid(0)
+            os.setegid(0)
     finally:
-        p.chmod(0o644)
-    assert pages == [] and [d.code for d in log] == ["page-unreadable"]
+        shutil.rmtree(folder)
+
+
+def test_unreadable_file_permission(tmp_path: Path) -> None:
+    with permissions_enforced(tmp_path) as folder:
+        write(folder, "open.html", page())
+        p = write(folder, "locked.html", page())
+        p.chmod(0)
+        assert not os.access(
+            p, os.R_OK, effective_ids=True
+        )  # the test below is not run where permissions are not enforced
+        pages, _, log = scan(folder)
+    assert locs(pages) == ["https://example.com/open.html"] and [d.code for d in log] == ["page-unreadable"]
     assert "cannot be read" in next(iter(log)).message
 
 
