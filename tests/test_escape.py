@@ -182,7 +182,10 @@ def test_parse_diagnostics_and_tree_are_escaped(tmp_path: Path, server: LocalSer
     assert "\\x1b]0;pwned\\x07" in run.stderr
     tree = cli("parse", server.url("/index.xml"), "--sitemaps")
     assert_safe(tree.stdout + tree.stderr)
-    assert "\\u202e\\x9bx.xml" in tree.stdout or "\\u202e\\x9bx.xml" in tree.stderr
+    # the child's name, escaped, in the tree (stdout) and in its diagnostics (stderr)
+    assert (
+        "\\u202e\\x9bx.xml  -  404" in tree.stdout and "\\u202e\\x9bx.xml: error [http-error]" in tree.stderr
+    )
     path = tmp_path / "s.txt"
     path.write_bytes(TEXT_SITEMAP)
     local = cli("parse", str(path), "--format", "csv")
