@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress, safe_echo
-from sitemapkit.cli.generate import _explain, fail, report
+from sitemapkit.cli.generate import explain_skip, fail, report
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.generator.config import DEFAULT_CONFIG
 from sitemapkit.generator.sitemap_gen import load_any, to_toml
@@ -80,7 +80,7 @@ def build(
                 "strict": strict or settings.strict,
                 "on_diagnostic": printer,
                 "on_progress": on_progress,
-                "explain": _explain if explain else None,
+                "explain": explain_skip if explain else None,
             }
             if replace_existing:
                 options["replace_existing"] = True

@@ -287,7 +287,7 @@ def generate(
                 else None,
                 state=state,
                 lastmod=lastmod_mode,
-                explain=_explain if explain else None,
+                explain=explain_skip if explain else None,
             )
     except InvalidUrlError as exc:
         hint = "--allow-host" if any(exc.url == h for h in allow_hosts) else "--base-url"
@@ -366,7 +366,8 @@ def report(printer: DiagnosticPrinter, result: PublishResult, as_json: bool) -> 
         _print_summary(result)
 
 
-def _explain(skip: Skip) -> None:
+def explain_skip(skip: Skip) -> None:
+    """`--explain`: a line on stderr for each input the run skipped, with the reason."""
     detail = f" ({skip.detail})" if skip.detail else ""
     safe_echo(f"{skip.path}: skipped, {skip.reason}{detail}", err=True)
 

@@ -244,7 +244,8 @@ def entry_to_row(entry: UrlEntry) -> list[str]:
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _quote: Any = json.encoder.encode_basestring
-_BATCH: Final = 4096
+BATCH: Final = 4096
+"""Entries a writer takes at a time (`chunks`); the Parquet writer's batches are as long."""
 _CACHED: Final = 4096
 """Most distinct values each text cache of a writer keeps (it starts afresh when full)."""
 
@@ -267,7 +268,7 @@ def entry_to_json(entry: UrlEntry) -> str:
     )
 
 
-def chunks(items: Iterable[UrlEntry | UrlRun], size: int = _BATCH) -> Iterator[list[UrlEntry] | UrlRun]:
+def chunks(items: Iterable[UrlEntry | UrlRun], size: int = BATCH) -> Iterator[list[UrlEntry] | UrlRun]:
     """`items` (entries, and runs of them as `Reader.runs()` yields) in order: runs whole, the entries
     between them in lists of up to `size`."""
     batch: list[UrlEntry] = []
@@ -289,7 +290,7 @@ def chunks(items: Iterable[UrlEntry | UrlRun], size: int = _BATCH) -> Iterator[l
         yield batch
 
 
-class _Texts:
+class TextCache:
     """The text of values that repeat from entry to entry (dates, changefreq, priority, the sitemap URL),
     each computed once: a writer's per-entry work is then a few dictionary look-ups.
 
@@ -340,7 +341,7 @@ def write_jsonl(entries: Iterable[UrlEntry | UrlRun], out: IO[str]) -> int:
     """Write one JSON object per line (`entry_to_dict`'s shape, as `entry_to_json` writes it); returns
     how many. Entries are formatted a batch at a time and each batch written with one call; a `UrlRun`
     (see `Reader.runs`) is formatted from its columns, to the same text."""
-    texts = _Texts(quoted=True)
+    texts = TextCache(quoted=True)
     dates, strings, nums = texts.dates, texts.strings, texts.numbers
     date, string, num = texts.date, texts.string, texts.number
     quote, F = _quote, float
@@ -422,7 +423,7 @@ def write_csv(entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, header: boo
     columns)."""
     if header:
         csv.writer(out, lineterminator="\n").writerow(CSV_COLUMNS)
-    texts = _Texts(quoted=False)
+    texts = TextCache(quoted=False)
     dates, strings, nums = texts.dates, texts.strings, texts.numbers
     date, string, num = texts.date, texts.string, texts.number
     field, F = _csv_field, float

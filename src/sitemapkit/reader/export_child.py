@@ -29,7 +29,7 @@ from typing import IO, Any, Final
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
-from sitemapkit.reader.export import _Texts, chunks, write_csv, write_jsonl
+from sitemapkit.reader.export import TextCache, chunks, write_csv, write_jsonl
 from sitemapkit.reader.runs import UrlRun
 
 FORMATS: Final = ("jsonl", "csv", "parquet")
@@ -150,7 +150,7 @@ class ChildWriter:
         `ChildWriterError`; the child is gone either way."""
         process = self.process
         assert process.stdin is not None
-        texts = _Texts(quoted=False)
+        texts = TextCache(quoted=False)
         dates, date = texts.dates, texts.date
         dumps, pipe, flush_each = pickle.dumps, process.stdin, self._flush_each
         n = 0

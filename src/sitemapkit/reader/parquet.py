@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Final
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
-from sitemapkit.reader.export import _BATCH, chunks, entry_to_dict
+from sitemapkit.reader.export import BATCH, chunks, entry_to_dict
 from sitemapkit.reader.runs import UrlRun
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class _Batches:
         self._empty: list[pa.Array] = []
         # plain rows (no extension data) not yet in a batch, a list per column: a run is a few hundred
         # entries, and the reader hands over one entry between two runs, so these are gathered into
-        # batches of `_BATCH` rows or more (a record batch each would cost more than its rows)
+        # batches of `BATCH` rows or more (a record batch each would cost more than its rows)
         self._locs: list[str] = []
         self._lastmods: list[Lastmod | None] = []
         self._changefreqs: list[str | None] = []
@@ -215,7 +215,7 @@ class _Batches:
         if value is None:
             return None
         text = format_w3c(value)
-        if type(value) is dt.date and len(self._dates) < 4096:  # not date-times: see export._Texts
+        if type(value) is dt.date and len(self._dates) < 4096:  # not date-times: see export.TextCache
             self._dates[value] = text
         return text
 
@@ -223,7 +223,7 @@ class _Batches:
         """The nested columns of `n` plain entries: empty lists and no news (slices of columns made once,
         for the most rows asked for so far)."""
         if not self._empty or len(self._empty[0]) < n:
-            self._empty = [_column(self.pa, [None] * max(n, _BATCH), kind) for kind in self.types[5:]]
+            self._empty = [_column(self.pa, [None] * max(n, BATCH), kind) for kind in self.types[5:]]
         return [array.slice(0, n) for array in self._empty]
 
     def add(self, batch: list[UrlEntry]) -> None:
@@ -235,7 +235,7 @@ class _Batches:
             self._changefreqs += [e.changefreq for e in batch]
             self._priorities += [e.priority for e in batch]
             self._sitemaps += [e.sitemap for e in batch]
-            if len(self._locs) >= _BATCH:
+            if len(self._locs) >= BATCH:
                 self._add_plain()
             return
         self._add_plain()
@@ -262,7 +262,7 @@ class _Batches:
         self._changefreqs += run.changefreqs
         self._priorities += run.priorities
         self._sitemaps += [run.sitemap] * len(run)
-        if len(self._locs) >= _BATCH:
+        if len(self._locs) >= BATCH:
             self._add_plain()
 
     def _add_plain(self) -> None:
