@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from lxml import etree
@@ -10,6 +14,7 @@ from lxml import etree
 from sitemapkit.core.constants import NS_SITEMAP
 
 NS = {"sm": NS_SITEMAP}
+Answer = tuple[int, dict[str, str], bytes]
 
 
 def raw_bytes(path: Path) -> bytes:
@@ -44,3 +49,35 @@ class Sleeps:
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
         self.now += seconds
+
+
+class InFlight:
+    """A route handler that counts the requests in flight at once and their `peak`, holding each until `cap`
+    are in flight together (or all `total` have come): so that a client that uses its concurrency shows
+    it, however slowly a busy machine lets it send. Each is held 0.05 s more after that, for a request
+    past the cap to show too. `answer(handler)` gives (status, headers, body).
+
+    A client that never has `cap` in flight is waited for 5 s, once (the cap's requests go out within
+    milliseconds of each other, even on a busy machine): less than a client's read timeout, which would
+    otherwise send a retry beside the abandoned request and look like concurrency."""
+
+    def __init__(self, cap: int, total: int, answer: Callable[[BaseHTTPRequestHandler], Answer]) -> None:
+        self.cap, self.total, self.answer = cap, total, answer
+        self.now = self.peak = self.started = 0
+        self.waited_out = False
+        self._cond = threading.Condition()
+
+    def __call__(self, handler: BaseHTTPRequestHandler) -> Answer:
+        with self._cond:
+            self.now += 1
+            self.started += 1
+            self.peak = max(self.peak, self.now)
+            self._cond.notify_all()
+            if not self.waited_out and not self._cond.wait_for(
+                lambda: self.now >= self.cap or self.started >= self.total, timeout=5
+            ):
+                self.waited_out = True  # the client never had `cap` in flight: the others need not wait
+        time.sleep(0.05)
+        with self._cond:
+            self.now -= 1
+        return self.answer(handler)

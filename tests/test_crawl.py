@@ -29,6 +29,7 @@ from sitemapkit.crawl.frontier import Row
 from sitemapkit.crawl.policy import CrawlRules, url_pattern
 from sitemapkit.crawl.run import crawl
 from sitemapkit.reader.parser import parse_file
+from tests.helpers import InFlight
 from tests.localserver import LocalServer, sequence
 
 HTML = "text/html; charset=utf-8"
@@ -280,24 +281,13 @@ def test_retry_after_is_honoured(server: LocalServer, tmp_path: Path) -> None:
 
 
 def test_per_host_concurrency(server: LocalServer, tmp_path: Path) -> None:
-    active = {"now": 0, "max": 0}
-    lock = threading.Lock()
-
-    def slow(h: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        with lock:
-            active["now"] += 1
-            active["max"] = max(active["max"], active["now"])
-        time.sleep(0.05)
-        with lock:
-            active["now"] -= 1
-        return 200, {"Content-Type": HTML}, page(h.path).encode()
-
+    flight = InFlight(3, 12, lambda h: (200, {"Content-Type": HTML}, page(h.path).encode()))
     server.route("/", page(links(*(f"/s{i}" for i in range(12)))), content_type=HTML)
     for i in range(12):
-        server.handle(f"/s{i}", slow)
+        server.handle(f"/s{i}", flight)
     urls, _, _ = run(server, tmp_path, concurrency=3)
     assert len(urls) == 13
-    assert active["max"] == 3
+    assert flight.peak == 3  # held until three were in flight: never fewer, and never more
 
 
 def test_old_sitemap_seeds_and_max_pages_depth(server: LocalServer, tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ from sitemapkit.reader.fetch import (
     fetch,
     tls_context,
 )
-from tests.helpers import Sleeps
+from tests.helpers import InFlight, Sleeps
 from tests.localserver import LocalServer, sequence
 
 XML = b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
@@ -313,19 +312,8 @@ def test_read_timeout_is_reported(server: LocalServer) -> None:
 
 
 def test_concurrency_per_host_is_bounded(server: LocalServer) -> None:
-    lock = threading.Lock()
-    state = {"now": 0, "peak": 0}
-
-    def slow(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        with lock:
-            state["now"] += 1
-            state["peak"] = max(state["peak"], state["now"])
-        time.sleep(0.05)
-        with lock:
-            state["now"] -= 1
-        return 200, {}, XML
-
-    urls = [server.handle(f"/s{i}.xml", slow) for i in range(8)]
+    flight = InFlight(2, 8, lambda _: (200, {}, XML))
+    urls = [server.handle(f"/s{i}.xml", flight) for i in range(8)]
 
     async def run() -> list[int]:
         async with Fetcher(opts(per_host=2)) as f:
@@ -333,7 +321,7 @@ def test_concurrency_per_host_is_bounded(server: LocalServer) -> None:
             return [r.status for r in results]
 
     assert asyncio.run(run()) == [200] * 8
-    assert state["peak"] == 2
+    assert flight.peak == 2  # held until two were in flight: never fewer, and never more
 
 
 def test_sync_fetch(server: LocalServer) -> None:

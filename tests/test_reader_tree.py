@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import threading
-import time
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.fetch import FetchOptions
 from sitemapkit.reader.walk import Reader, aread, read
-from tests.helpers import Sleeps
-from tests.localserver import Handler, LocalServer, sequence
+from tests.helpers import InFlight, Sleeps
+from tests.localserver import LocalServer, sequence
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -79,31 +76,22 @@ def test_index_children_come_out_in_index_order_even_when_the_first_is_slowest(s
 
 
 def test_children_are_fetched_concurrently_but_bounded(server: LocalServer) -> None:
-    lock = threading.Lock()
-    state = {"now": 0, "peak": 0}
+    bodies = {f"/c{i}.xml": urlset(f"https://example.com/{i}").encode() for i in range(8)}
 
-    def slow(body: bytes) -> Handler:
-        def handler(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-            with lock:
-                state["now"] += 1
-                state["peak"] = max(state["peak"], state["now"])
-            time.sleep(0.05)
-            with lock:
-                state["now"] -= 1
-            return 200, {}, body
+    def serve(concurrency: int) -> InFlight:
+        flight = InFlight(concurrency, len(bodies), lambda h: (200, {}, bodies[h.path]))
+        for path in bodies:
+            server.handle(path, flight)
+        return flight
 
-        return handler
-
-    children = [
-        server.handle(f"/c{i}.xml", slow(urlset(f"https://example.com/{i}").encode())) for i in range(8)
-    ]
-    url = server.route("/index.xml", index(*children))
+    url = server.route("/index.xml", index(*(server.url(p) for p in bodies)))
+    flight = serve(3)
     entries, _ = run(url, concurrency=3)
     assert [e.loc for e in entries] == [f"https://example.com/{i}" for i in range(8)]
-    assert 2 <= state["peak"] <= 3
-    state["peak"] = 0
+    assert flight.peak == 3  # held until three were in flight: never fewer, and never more
+    flight = serve(1)
     entries, _ = run(url, concurrency=1)
-    assert len(entries) == 8 and state["peak"] == 1
+    assert len(entries) == 8 and flight.peak == 1
 
 
 def test_children_with_query_or_no_extension(server: LocalServer) -> None:
