@@ -27,7 +27,7 @@ from sitemapkit.core.constants import CHANGEFREQS, MAX_URL_LENGTH
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.generator.serialize import format_priority, xml_footer
-from sitemapkit.generator.sources.lists import CanonicalLines
+from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord
 
 if TYPE_CHECKING:
@@ -69,8 +69,8 @@ class BulkLane:
         if any line needs the per-line loop."""
         deduper = writer.pipeline.deduper
         data, n, tabs = lines.data, len(lines), lines.tabs
-        if not n or deduper is None:
-            return False
+        if not n or deduper is None or (tabs and tabs != n):
+            return False  # (tabs: every line one, or none; any other batch takes the columnar lane)
         if not data.startswith(self._folder) or data.count(self._line_start) != n - 1:
             return False  # a line outside the folder (or empty)
         if lines.dots != n * self._folder_dots and b"/." in data:
@@ -205,12 +205,26 @@ def add_list_batch(
 
 def add_record_batch(
     writer: SitemapWriter,
-    records: Sequence[TextRecord | UrlEntry],
+    records: Sequence[TextRecord | UrlEntry] | ColumnBlock,
     notes: Mapping[int, Sequence[Diagnostic]],
     lane: bool,
 ) -> None:
     """A batch of CSV or JSONL records (see `SitemapWriter.add_records`); `lane`: through the columnar lane
     (else each record the general way)."""
+    if isinstance(records, ColumnBlock):
+        block = records
+
+        def general_row(index: int) -> None:
+            record = block.record(index)
+            if record is not None:
+                writer.add_record(record)
+
+        if lane:
+            add_columns(writer, block.columns, block.odd, general_row, escaped=block.escaped)
+        else:
+            for index in range(len(block.columns[0])):
+                general_row(index)
+        return
     n = len(records)
 
     def general(index: int) -> None:
@@ -248,13 +262,13 @@ def list_columns(text: str, lines: Callable[[], Sequence[str]]) -> tuple[list[li
     if not tabs:
         return [text.split("\n")], set()
     k = tabs // n
-    head = text[:8]
-    starts = head.startswith(("http://", "https://")) and text.count("\n" + head) == n - 1
-    if starts and k * n == tabs and 1 <= k <= len(_FIELD_ELEMENTS):
-        fields = text.replace("\t", "\n").split("\n")
-        columns = [fields[c :: k + 1] for c in range(k + 1)]
-        if _aligned(head, columns):
-            return columns, set()
+    if k * n == tabs and 1 <= k <= len(_FIELD_ELEMENTS):
+        # every line k TABs, if each of the n - 1 line starts (marked by a LF) is a first field
+        fields = text.replace("\n", "\t\n").split("\t")
+        first_fields = "".join(fields[0 :: k + 1])
+        if first_fields.count("\n") == n - 1:
+            fields[0 :: k + 1] = first_fields.split("\n")
+            return [fields[c :: k + 1] for c in range(k + 1)], set()
     counts = list(map(str.count, lines(), repeat("\t")))
     k = min(Counter(counts).most_common(1)[0][0], len(_FIELD_ELEMENTS))
     odd = set(compress(range(n), map(k.__ne__, counts)))
@@ -265,13 +279,6 @@ def list_columns(text: str, lines: Callable[[], Sequence[str]]) -> tuple[list[li
         text = "\n".join(padded)
     fields = text.replace("\t", "\n").split("\n")
     return [fields[c :: k + 1] for c in range(k + 1)], odd
-
-
-def _aligned(head: str, columns: list[list[str]]) -> bool:
-    """Whether columns split from a batch whose every line starts with `head` (a URL's start), k TABs a line
-    on average, are the lines' fields: true when no cell but those of the URL column starts so (then the n
-    fields that start the lines lie in the URL column, which has n places, so every line has k TABs)."""
-    return not any(("\n" + head) in "\n" + "\n".join(column) for column in columns[1:])
 
 
 # the sitemap elements of the optional columns, in column order
@@ -310,9 +317,14 @@ def _odd_urls(
         # one URL a line: the rows not under the folder or under `own` by one test each, those with a byte
         # outside a canonical URL or a dot segment from where such bytes lie in `data`
         folder_b, own_b = folder.encode(), own.encode()
-        found = set(compress(range(len(lines)), map(_not, map(bytes.startswith, lines, repeat(folder_b)))))
-        found.update(compress(range(len(lines)), map(bytes.startswith, lines, repeat(own_b))))
-        found.update(compress(range(len(lines)), map(MAX_URL_LENGTH.__le__, map(len, lines))))
+        found: set[int] = set()
+        rows = range(len(lines))
+        if not data.startswith(folder_b) or data.count(b"\n" + folder_b) != len(lines) - 1:
+            found.update(compress(rows, map(_not, map(bytes.startswith, lines, repeat(folder_b)))))
+        if data.startswith(own_b) or b"\n" + own_b in data:
+            found.update(compress(rows, map(bytes.startswith, lines, repeat(own_b))))
+        if max(map(len, lines)) >= MAX_URL_LENGTH:
+            found.update(compress(rows, map(MAX_URL_LENGTH.__le__, map(len, lines))))
         ends = list(accumulate(map((1).__add__, map(len, lines))))  # where each row's LF lies, plus one
         if data.translate(None, _URL_BYTES_AND_LF):
             found.update(bisect_right(ends, m.start()) for m in _NOT_URL_BYTE.finditer(data))

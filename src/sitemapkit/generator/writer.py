@@ -53,7 +53,7 @@ from sitemapkit.generator.serialize import (
     xml_footer,
     xml_header,
 )
-from sitemapkit.generator.sources.lists import CanonicalLines
+from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
@@ -532,7 +532,7 @@ class SitemapWriter:
 
     def add_records(
         self,
-        records: Sequence[TextRecord | UrlEntry],
+        records: Sequence[TextRecord | UrlEntry] | ColumnBlock,
         notes: Mapping[int, Sequence[Diagnostic]] | None = None,
     ) -> None:
         """Add a batch of records read from a CSV or JSONL file (an entry with extensions as a `UrlEntry`):

@@ -27,7 +27,8 @@ import json
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast, overload
@@ -394,25 +395,114 @@ def _fields_from(tokens: list[str], fields: _Reporter, line: int, *, positional:
     return values
 
 
-def _read_csv(stream: IO[bytes], fields: _Reporter, encoding: str | None = None) -> Iterator[TextRecord]:
-    lines = _lines(stream, fields, encoding)
-    numbers: list[int] = []
+class ColumnBlock:
+    """Rows of a CSV file given as columns (`columns`: loc, lastmod, changefreq, priority, each a cell per
+    row, None where the file has no such column; the cells XML-escaped if `escaped`), read from a block of
+    lines without a quote or a CR, so that each line is one row and its cells are the text between the
+    delimiters. `odd`: the rows whose number of cells differs from the block's usual one (a blank row, a
+    short or a long one): `record(i)` reads those, and any other row the columnar lane does not take, as
+    the csv module's row would be read, reporting a bad row where the record-by-record reading does."""
 
-    def texts() -> Iterator[str]:
-        for number, text in lines:
-            numbers.append(number)
-            yield text
+    __slots__ = (
+        "_delimiter",
+        "_lines",
+        "_read",
+        "_skipped",
+        "_text",
+        "columns",
+        "escaped",
+        "first",
+        "notes",
+        "odd",
+    )
 
-    first = next(lines, None)
-    if first is None:
+    def __init__(
+        self,
+        columns: list[Sequence[str | None]],
+        odd: set[int],
+        text: str,
+        first: int,
+        delimiter: str,
+        read: Callable[[list[str], int], TextRecord | None],
+        escaped: bool,
+    ) -> None:
+        self.columns = columns
+        self.odd = odd
+        self.first = first
+        self.escaped = escaped
+        self.notes: dict[int, list[Diagnostic]] = {}
+        self._text = text
+        self._lines: list[str] | None = None
+        self._delimiter = delimiter
+        self._read = read
+        self._skipped = 0
+
+    def record(self, index: int) -> TextRecord | None:
+        """The record of row `index`, or None for a row that is skipped (blank, or reported)."""
+        if self._lines is None:
+            self._lines = self._text.split("\n")
+        line = self._lines[index]
+        record = self._read(line.split(self._delimiter) if line else [], self.first + index)
+        if record is None:
+            self._skipped += 1
+        return record
+
+    def __len__(self) -> int:
+        """The rows read as records so far (all of them, less those `record` skipped)."""
+        return len(self.columns[0]) - self._skipped
+
+
+class _Feed:
+    """The lines of a file's decoded blocks (see `_decoded`) for the csv module, with the number of the last
+    line it took (0 after `taken`)."""
+
+    def __init__(self, blocks: Iterator[tuple[int, Sequence[str], bool]]) -> None:
+        self.blocks = blocks
+        self.lines: Sequence[str] = ()
+        self.first = 0
+        self.at = 0
+        self.number = 0
+
+    def next_block(self) -> tuple[int, Sequence[str]] | None:
+        for first, lines, _ in self.blocks:
+            if len(lines):
+                return first, lines
+        return None
+
+    def load(self, first: int, lines: Sequence[str], at: int = 0) -> None:
+        self.first, self.lines, self.at = first, lines, at
+
+    def __iter__(self) -> _Feed:
+        return self
+
+    def __next__(self) -> str:
+        if self.at >= len(self.lines):
+            block = self.next_block()
+            if block is None:
+                raise StopIteration
+            self.load(*block)
+        at = self.at
+        self.at = at + 1
+        self.number = self.first + at
+        return self.lines[at]
+
+
+def _read_csv(
+    stream: IO[bytes], fields: _Reporter, encoding: str | None = None, *, columnar: bool = False
+) -> Iterator[TextRecord | ColumnBlock]:
+    """The records of a CSV file; with `columnar`, a block of lines without quotes (or CRs) that starts at a
+    row's start comes as a `ColumnBlock` instead of its records."""
+    feed = _Feed(_decoded(stream, fields, encoding))
+    block = feed.next_block()
+    if block is None:
         return
-    numbers.append(first[0])
-    delimiter = _delimiter(first[1])
-    reader = csv.reader(itertools.chain([first[1]], texts()), delimiter=delimiter)
+    feed.load(*block)
+    delimiter = _delimiter(block[1][0])
+    reader = csv.reader(feed, delimiter=delimiter)
     header = next(reader, None)
     if header is None:
         return
-    numbers.clear()
+    feed.number = 0
     columns = [_COLUMN_ALIASES.get(c, c) for c in (h.strip().lower() for h in header)]
     if "loc" not in columns:
         raise InputError(
@@ -424,39 +514,128 @@ def _read_csv(stream: IO[bytes], fields: _Reporter, encoding: str | None = None)
         if column not in ("loc", *FIELDS) and near:
             fields.bad_line(f"column {column!r} is not read; did you mean {near[0]!r}?", 1, Severity.WARNING)
     loc_index = columns.index("loc")
+    field_at = {c: i for i, c in enumerate(columns) if c in FIELDS}  # the last of a name counts
+    source = fields.source
+
+    def read(row: list[str], number: int) -> TextRecord | None:
+        if not row or all(not cell.strip() for cell in row):
+            return None
+        if len(row) > len(columns):
+            fields.bad_line(
+                f"{len(row)} cells where the header has {len(columns)}; the line is skipped", number
+            )
+            return None
+        if len(row) <= loc_index:
+            fields.bad_line("no cell for the 'loc' column; the line is skipped", number)
+            return None
+        # trailing optional cells left out, as many exports do: empty
+        values = {c: row[i] for c, i in field_at.items() if i < len(row)}
+        return TextRecord(
+            row[loc_index].strip(),
+            values.get("lastmod"),
+            values.get("changefreq"),
+            values.get("priority"),
+            source,
+            number,
+        )
+
+    limit = csv.field_size_limit()
+    if columnar and feed.at < len(feed.lines):  # the rest of the header's block
+        rest = feed.lines[feed.at :]
+        columns_block = _column_block(
+            feed.first + feed.at, rest, delimiter, len(columns) - 1, loc_index, field_at, read, limit
+        )
+        if columns_block is not None:
+            feed.at = len(feed.lines)
+            yield columns_block
     while True:
+        if columnar and feed.at >= len(feed.lines):  # at a row's start: the next block may go as columns
+            block = feed.next_block()
+            if block is None:
+                return
+            first, lines = block
+            feed.load(first, lines)
+            columns_block = _column_block(
+                first, lines, delimiter, len(columns) - 1, loc_index, field_at, read, limit
+            )
+            if columns_block is not None:
+                feed.at = len(lines)
+                yield columns_block
+                continue
         try:
             row = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:  # a cell over the csv module's field limit, a NUL byte ...
-            fields.bad_line(
-                f"not a valid CSV row ({exc}); the line is skipped", numbers[-1] if numbers else 0
-            )
-            numbers.clear()
+            fields.bad_line(f"not a valid CSV row ({exc}); the line is skipped", feed.number)
+            feed.number = 0
             continue
-        number = numbers[-1]
-        numbers.clear()
-        if not row or all(not cell.strip() for cell in row):
-            continue
-        if len(row) > len(columns):
-            fields.bad_line(
-                f"{len(row)} cells where the header has {len(columns)}; the line is skipped", number
-            )
-            continue
-        if len(row) <= loc_index:
-            fields.bad_line("no cell for the 'loc' column; the line is skipped", number)
-            continue
-        # trailing optional cells left out, as many exports do: empty
-        values = {c: row[i] for i, c in enumerate(columns) if c in FIELDS and i < len(row)}
-        yield TextRecord(
-            row[loc_index].strip(),
-            values.get("lastmod"),
-            values.get("changefreq"),
-            values.get("priority"),
-            fields.source,
-            number,
-        )
+        number = feed.number
+        feed.number = 0
+        record = read(row, number)
+        if record is not None:
+            yield record
+
+
+def _column_block(
+    first: int,
+    block: Sequence[str],
+    delimiter: str,
+    k: int,
+    loc_index: int,
+    field_at: dict[str, int],
+    read: Callable[[list[str], int], TextRecord | None],
+    limit: int,
+) -> ColumnBlock | None:
+    """The block of lines `block` (the first one numbered `first`) as columns, if it has neither quotes nor
+    CRs nor a line over the csv module's field `limit`, and its usual row has the loc cell and at most `k`
+    delimiters; else None (read by the csv module)."""
+    text = block.data.decode("ascii") if isinstance(block, CanonicalLines) else "\n".join(block)
+    if '"' in text or "\r" in text or _has_long_line(text, limit):
+        return None
+    n = text.count("\n") + 1
+    # XML-escaped before the split (no valid cell has & or '), unless the escape would add delimiters
+    escaped = delimiter != ";"
+    cells_text = text
+    if escaped and ("&" in text or "'" in text):
+        cells_text = text.replace("&", "&amp;").replace("'", "&apos;")
+    odd: set[int] = set()
+    usual = k
+    cells: list[str] | None = None
+    if not k and delimiter not in text:
+        cells = cells_text.split("\n")
+    elif text.count(delimiter) == n * k:
+        # every row k delimiters, if each of the n - 1 row starts (marked by a LF) is a first cell
+        cells = cells_text.replace("\n", delimiter + "\n").split(delimiter)
+        starts = "".join(cells[0 :: k + 1])
+        if starts.count("\n") == n - 1:
+            cells[0 :: k + 1] = starts.split("\n")
+        else:
+            cells = None
+    if cells is None:
+        lines = cells_text.split("\n")
+        counts = list(map(str.count, lines, itertools.repeat(delimiter)))
+        usual = Counter(counts).most_common(1)[0][0]
+        if usual > k or usual < loc_index:
+            return None
+        odd = set(itertools.compress(range(n), map(usual.__ne__, counts)))
+        for i in odd:
+            lines[i] = delimiter * usual  # an empty row in its place: the columns stay aligned
+        cells = "\n".join(lines).replace(delimiter, "\n").split("\n") if usual else lines
+    width = usual + 1
+    empty: list[str | None] = [None] * n
+    columns: list[Sequence[str | None]] = [cells[loc_index::width]]
+    for name in FIELDS:
+        at = field_at.get(name)
+        columns.append(cells[at::width] if at is not None and at <= usual else empty)
+    return ColumnBlock(columns, odd, text, first, delimiter, read, escaped)
+
+
+def _has_long_line(text: str, limit: int) -> bool:
+    """Whether `text` may have a line longer than `limit` characters: true unless every aligned window of
+    `limit // 2` characters holds a LF (a longer line would hold such a window whole)."""
+    step = max(limit // 2, 1)
+    return any(text.find("\n", p, p + step) < 0 for p in range(0, len(text) - step + 1, step))
 
 
 _COLUMN_ALIASES = {"url": "loc", "address": "loc", "last modified": "lastmod", "last-modified": "lastmod"}
@@ -542,7 +721,13 @@ def _extension(loc: str, key: str, value: Any, fields: _Reporter, number: int) -
     return tuple(kept)
 
 
-_READERS = {"list": _read_list, "csv": _read_csv, "jsonl": _read_jsonl}
+def _read_csv_records(
+    stream: IO[bytes], fields: _Reporter, encoding: str | None = None
+) -> Iterator[TextRecord]:
+    return cast(Iterator[TextRecord], _read_csv(stream, fields, encoding))
+
+
+_READERS = {"list": _read_list, "csv": _read_csv_records, "jsonl": _read_jsonl}
 
 
 def read_records(
@@ -554,12 +739,21 @@ def read_records(
 
     Raises `InputError` if the file cannot be opened or read at all.
     """
+    return cast(Iterator[TextRecord | UrlEntry], _read(name, report, encoding, sitemap_gen, columnar=False))
+
+
+def _read(
+    name: str, report: DiagnosticHandler, encoding: str | None, sitemap_gen: bool, *, columnar: bool
+) -> Generator[TextRecord | UrlEntry | ColumnBlock, None, None]:
+    """`read_records`; with `columnar`, a CSV file's blocks without quotes as `ColumnBlock`s."""
     stream = open_input(name)
     fields = _Reporter("<stdin>" if name == "-" else name, report)
     try:
         kind = input_kind(name)
         if kind == "list":
             yield from _read_list(stream, fields, encoding, sitemap_gen)
+        elif kind == "csv":
+            yield from _read_csv(stream, fields, encoding, columnar=columnar)
         else:
             yield from _READERS[kind](stream, fields, encoding)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
@@ -619,31 +813,42 @@ class RecordBatch(list[TextRecord | UrlEntry]):
 @contextmanager
 def record_batches(
     name: str, report: DiagnosticHandler, encoding: str | None = None
-) -> Iterator[Iterator[RecordBatch]]:
+) -> Iterator[Iterator[RecordBatch | ColumnBlock]]:
     """The records of a CSV or JSONL file (see `read_records`) in batches of up to `RECORD_BATCH`, for
-    writers that take a batch at once (`SitemapWriter.add_records`)."""
-    batch = RecordBatch()
+    writers that take a batch at once (`SitemapWriter.add_records`); a CSV file's blocks of lines without
+    quotes come as `ColumnBlock`s (their bad rows reported to `report` as the writer reads them)."""
+    batch: RecordBatch | ColumnBlock = RecordBatch()
 
     def note(diagnostic: Diagnostic) -> None:
-        batch.notes.setdefault(len(batch), []).append(diagnostic)
+        if isinstance(batch, ColumnBlock):
+            report(diagnostic)  # a row of the block being written: in its place
+        else:
+            batch.notes.setdefault(len(batch), []).append(diagnostic)
 
-    records = read_records(name, note, encoding)
+    records = _read(name, note, encoding, False, columnar=True)
 
-    def batches() -> Iterator[RecordBatch]:
+    def batches() -> Iterator[RecordBatch | ColumnBlock]:
         nonlocal batch
-        while True:
-            batch = RecordBatch()
-            batch.extend(itertools.islice(records, RECORD_BATCH))
-            if not batch and not batch.notes:
-                return
-            yield batch
+        gathered = batch = RecordBatch()
+        for item in records:
+            if isinstance(item, ColumnBlock):
+                if gathered or gathered.notes:
+                    yield gathered
+                batch = item
+                yield item
+                gathered = batch = RecordBatch()
+                continue
+            gathered.append(item)
+            if len(gathered) >= RECORD_BATCH:
+                yield gathered
+                gathered = batch = RecordBatch()
+        if gathered or gathered.notes:
+            yield gathered
 
     try:
         yield batches()
     finally:
-        close = getattr(records, "close", None)  # a generator: closing it closes the file
-        if close is not None:
-            close()
+        records.close()  # closes the file
 
 
 def read_source(

@@ -1,0 +1,182 @@
+"""The CSV reading of the columnar lane: a block of lines without quotes (or CRs) is split into columns in
+passes over the block (`ColumnBlock`), any other block is read by the csv module. Property tests hold
+the result to the record-by-record reading (the csv module on every line, each record through the general
+path): the same bytes and the same diagnostics in the same order, with blocks of a few lines so that a
+file mixes both kinds, quoted cells across block boundaries included."""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.model import UrlEntry
+from sitemapkit.generator.sources import lists
+from sitemapkit.generator.sources.lists import ColumnBlock, read_records, record_batches
+from sitemapkit.generator.sources.records import entry_from_text
+from sitemapkit.generator.writer import SitemapWriter
+
+BASE = "https://example.com/"
+
+cells = {
+    "loc": st.one_of(
+        st.builds(lambda s: BASE + "p" + s, st.text("ab1-._~!$&'()*+=:@/?", max_size=6)),
+        st.sampled_from(["/rel", " https://example.com/sp ", "HTTPS://Example.com/Up", "", BASE + "pa"]),
+    ),
+    "lastmod": st.sampled_from(["", "2024-01-01", "2024-01-01T10:00:00+00:00", "2999-01-01", "2024-02-30"]),
+    "changefreq": st.sampled_from(["", "daily", "Weekly", " daily", "sometimes"]),
+    "priority": st.sampled_from(["", "0.5", "1", "1.5", "x", " 0.5"]),
+    "note": st.sampled_from(["", "x", "a b", 'say "hi"', "two\nlines", "semi;colon", "com,ma", "tab\there"]),
+}
+
+
+def _cell(text: str, delimiter: str) -> str:
+    if any(c in text for c in (delimiter, '"', "\n")) or text.startswith(" "):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+@st.composite
+def csv_files(draw: st.DrawFn) -> tuple[str, str]:
+    delimiter = draw(st.sampled_from([",", ";", "\t"]))
+    header = draw(st.permutations(["loc", "lastmod", "changefreq", "priority", "note"]))
+    header = header[: draw(st.integers(header.index("loc") + 1, len(header)))]
+    lines = [delimiter.join(header)]
+    for _ in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(["row", "row", "row", "row", "short", "long", "blank", "spaces", "bare"]))
+        if kind == "blank":
+            lines.append("")
+        elif kind == "spaces":
+            lines.append("   ")
+        else:
+            row = [draw(cells[name]) for name in header]
+            if kind == "short":
+                row = row[: draw(st.integers(0, len(row)))]
+            elif kind == "long":
+                row.append("extra")
+            quote = _cell if kind != "bare" else (lambda text, _: text.replace("\n", " "))
+            lines.append(delimiter.join(quote(c, delimiter) for c in row))
+    return delimiter, "\n".join(lines) + "\n"
+
+
+def publish(path: Path, out: Path, lane: bool, **kw: Any) -> tuple[dict[str, bytes], list[Any]]:
+    diags: list[Diagnostic] = []
+    w = SitemapWriter(out, BASE, on_diagnostic=diags.append, **kw)
+    with w:
+        if lane:
+            with record_batches(str(path), w.log) as batches:
+                for batch in batches:
+                    w.add_records(batch, batch.notes)
+        else:
+            for record in read_records(str(path), w.log):
+                w.add_entry(record if isinstance(record, UrlEntry) else entry_from_text(record, w.log))
+        w.add(BASE + "always-one")
+    files = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+    return files, [(d.code, d.line, d.url, d.message) for d in diags]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(file=csv_files(), block=st.sampled_from([60, 200, 1 << 20]), max_urls=st.integers(1, 5))
+def test_csv_blocks_read_and_write_what_the_csv_module_and_general_path_do(
+    file: tuple[str, str], block: int, max_urls: int
+) -> None:
+    _, text = file
+    saved = lists.MAX_LINE_BYTES
+    lists.MAX_LINE_BYTES = block  # blocks of a few lines (a longer line is reported, the same both ways)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "in.csv"
+            path.write_text(text)
+            lane = publish(path, Path(tmp) / "lane", True, max_urls=max_urls)
+            general = publish(path, Path(tmp) / "general", False, max_urls=max_urls)
+    finally:
+        lists.MAX_LINE_BYTES = saved
+    assert lane == general
+
+
+def _blocks(path: Path) -> list[Any]:
+    with record_batches(str(path), print) as batches:
+        return list(batches)
+
+
+def test_a_block_without_quotes_is_split_in_columns_and_one_with_quotes_is_not(tmp_path: Path) -> None:
+    rows = [f"{BASE}p/{i}?a=1&b='{i}',2024-01-{i % 28 + 1:02d},daily,0.5" for i in range(30_000)]
+    plain = tmp_path / "plain.csv"
+    plain.write_text("loc,lastmod,changefreq,priority\n" + "\n".join(rows) + "\n")
+    blocks = _blocks(plain)
+    assert all(isinstance(b, ColumnBlock) for b in blocks)  # the header's block too, after the header
+    assert sum(len(b.columns[0]) for b in blocks) == 30_000
+    assert blocks[0].first == 2
+    loc, lastmod, changefreq, priority = blocks[0].columns
+    assert loc[0] == f"{BASE}p/0?a=1&amp;b=&apos;0&apos;"  # escaped in the block, as the lane writes it
+    assert (lastmod[0], changefreq[0], priority[0]) == ("2024-01-01", "daily", "0.5")
+    quoted = tmp_path / "quoted.csv"
+    quoted.write_text(
+        'loc,lastmod\n"' + BASE + 'q",2024-01-01\n' + "\n".join(r[: r.index(",d")] for r in rows)
+    )
+    kinds = [type(b).__name__ for b in _blocks(quoted)]
+    assert kinds[0] == "RecordBatch"  # the header's block has a quoted cell: the csv module reads it
+    assert "ColumnBlock" in kinds[1:]
+    assert publish(quoted, tmp_path / "a", True) == publish(quoted, tmp_path / "b", False)
+
+
+def test_a_quoted_cell_across_two_blocks_is_one_row(tmp_path: Path) -> None:
+    """The csv module reads on from a block that ends inside a quoted cell (a megabyte is read at a time);
+    the next block starts mid-row, so it is not split as columns."""
+    header = "loc,lastmod\n"
+    line = f"{BASE}p0000000,2024-01-01\n"
+    count = (lists.MAX_LINE_BYTES - len(header) - 30) // len(line)
+    head = "".join(f"{BASE}p{i:07d},2024-01-01\n" for i in range(count))
+    quoted = '"' + BASE + "q" + "\n" * 100 + 'r",2024-01-03\n'
+    tail = "".join(f"{BASE}t{i},2024-01-02\n" for i in range(100))
+    text = header + head + quoted + tail
+    start = len(header + head)
+    assert start < lists.MAX_LINE_BYTES < start + len(quoted)
+    path = tmp_path / "in.csv"
+    path.write_text(text)
+    lane = publish(path, tmp_path / "a", True)
+    assert lane == publish(path, tmp_path / "b", False)
+    assert lane[1] == []
+    written = b"".join(lane[0].values())
+    assert written.count(b"<url>") == count + 1 + 100 + 1  # the quoted row is one row (and always-one)
+    assert b"<loc>https://example.com/qr</loc><lastmod>2024-01-03</lastmod>" in written
+
+
+def test_a_line_over_the_csv_field_limit_is_reported_as_the_csv_module_does(tmp_path: Path) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text("loc\n" + "\n".join([BASE + "a", BASE + "x" * 300, BASE + "b"]) + "\n")
+    saved = csv.field_size_limit(200)
+    try:
+        lane = publish(path, tmp_path / "a", True)
+        general = publish(path, tmp_path / "b", False)
+    finally:
+        csv.field_size_limit(saved)
+    assert lane == general
+    assert [d[:2] for d in lane[1]] == [("bad-line", 3)]
+
+
+@pytest.mark.parametrize("delimiter", [",", ";", "\t"])
+def test_short_long_and_blank_rows_in_a_block(tmp_path: Path, delimiter: str) -> None:
+    """Trailing cells left out, a cell too many, blank lines: read and reported as the csv module's rows,
+    in their place, the other rows of the block in the lane."""
+    d = delimiter
+    rows = [d.join([f"{BASE}p{i}", "2024-01-01", "daily"]) for i in range(50)]
+    rows[3] = f"{BASE}short"
+    rows[7] = d.join([f"{BASE}long", "2024-01-01", "daily", "x"])
+    rows[9] = ""
+    rows[11] = d.join(["", "", ""])
+    rows[13] = d.join([f"{BASE}p1", "2024-01-02", "weekly"])  # a duplicate
+    path = tmp_path / "in.csv"
+    path.write_text(d.join(["loc", "lastmod", "changefreq"]) + "\n" + "\n".join(rows) + "\n")
+    (block,) = _blocks(path)
+    assert isinstance(block, ColumnBlock)
+    assert block.odd == {3, 7, 9}
+    lane = publish(path, tmp_path / "a", True)
+    assert lane == publish(path, tmp_path / "b", False)
+    assert [d[:2] for d in lane[1]] == [("bad-line", 9), ("duplicate-url", 15)]
