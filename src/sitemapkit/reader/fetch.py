@@ -180,7 +180,7 @@ class FetchPolicy:
         kind = address_problem(address)
         if kind is None:
             return None
-        shown = host if host == address else f"{host} ({address})"
+        shown = f"{host}:{port}" if host == address else f"{host}:{port} ({address})"
         return f"{shown} is a {kind} address; not fetched (--allow-private allows it)"
 
     def leaves_site(self, base: str, target: str) -> bool:
@@ -755,6 +755,15 @@ class Fetcher:
                     await hop.enter_async_context(polite.slot(current))
                     await hop.enter_async_context(self._total)
                     response, tries = await self._send_with_retries(current, hop, deadline, request or _GET)
+                except FetchRefusedError as exc:
+                    await hop.aclose()
+                    if current == url:
+                        raise
+                    blocked = FetchRefusedError(  # a hop the address policy refused: the chain stops here
+                        url, f"redirects to {current}, but {exc.reason}", "redirect-blocked", current
+                    )
+                    blocked.redirects = tuple(hops)
+                    raise blocked from None
                 except BaseException:
                     await hop.aclose()
                     raise

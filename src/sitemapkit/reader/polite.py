@@ -32,8 +32,10 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from sitemapkit.core.constants import MAX_ROBOTS_BYTES, USER_AGENT
+from sitemapkit.core.errors import UsageError
 
 __all__ = [
+    "MAX_CRAWL_DELAY",
     "MAX_ROBOTS_BYTES",
     "ROBOTS_MAX_REDIRECTS",
     "Pacer",
@@ -47,6 +49,9 @@ __all__ = [
 ROBOTS_MAX_REDIRECTS = 5
 """Redirects followed for a robots.txt (RFC 9309 asks for at least five)."""
 
+MAX_CRAWL_DELAY = 30.0
+"""The longest `Crawl-delay` honoured by default: a site that asks for a day between requests would hang."""
+
 UNREACHABLE = 599
 """The status a robots.txt is recorded with when no answer could be had (treated as a 5xx)."""
 
@@ -54,10 +59,25 @@ RobotsFetch = Callable[[str], Awaitable[tuple[int, bytes, str | None]]]
 """Fetches a robots.txt URL: (status, body, reason it could not be had); status `UNREACHABLE` then."""
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def origin_of(url: str) -> str:
-    """The origin of `url` as the layer keys hosts: `scheme://authority`, lowercased."""
+    """The origin of `url` as the layer keys hosts: `scheme://host[:port]`, the scheme and host lowercased,
+    without user info or a trailing dot, the port written only when it is not the scheme's default (so
+    `http://u@Example.com.:080/` and `http://example.com/` are one host, paced and cached once)."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").rstrip(".")
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None or port == _DEFAULT_PORTS.get(scheme):
+        return f"{scheme}://{host}"
+    return f"{scheme}://{host}:{port}"
 
 
 def agent_token(user_agent: str) -> str:
@@ -186,7 +206,7 @@ class Politeness:
     - `rate`: most requests a second to one origin (robots.txt may ask for fewer);
     - `obey_robots`: consult robots.txt at all; `robots_exempt`: origins (see `origin_of`) it is not
       consulted for (those the user named, for `parse` and `validate`);
-    - `max_crawl_delay`: the longest `Crawl-delay` honoured (a longer one is capped to it);
+    - `max_crawl_delay`: the longest `Crawl-delay` honoured (a longer one is capped to it; None: no cap);
     - `per_host`: most requests in flight to one origin;
     - `store`: where robots.txt answers are kept between runs;
     - `max_origins`: robots.txt answers kept in memory at once (the least recently used go first).
@@ -199,7 +219,7 @@ class Politeness:
         rate: float | None = None,
         obey_robots: bool = True,
         robots_exempt: frozenset[str] = frozenset(),
-        max_crawl_delay: float | None = None,
+        max_crawl_delay: float | None = MAX_CRAWL_DELAY,
         per_host: int = 4,
         store: RobotsStore | None = None,
         max_origins: int = 10_000,
@@ -207,9 +227,9 @@ class Politeness:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         if per_host < 1:
-            raise ValueError("per_host must be at least 1")
+            raise UsageError("per_host must be at least 1")
         if rate is not None and rate <= 0:
-            raise ValueError("rate must be more than 0")
+            raise UsageError("rate must be more than 0")
         self.agent = agent_token(user_agent)
         self.obey_robots = obey_robots
         self.robots_exempt = frozenset(origin_of(o) if "://" in o else o for o in robots_exempt)
