@@ -330,6 +330,10 @@ def test_every_validator_code_has_a_case() -> None:
         "fetch-loop",  # test_validate.py: an index listing itself, a child redirecting to its index
         "private-address",  # test_security.py: children and redirects to another loopback port
         "cross-host",
+        # test_polite_edges.py: a child robots.txt disallows, one redirecting there, one to mailto:
+        "robots-disallowed",
+        "redirect-blocked",
+        "redirect-invalid",
     }
     # codes of the reader's walk and of the generator's inputs, which validation never emits
     not_from_validate = {
@@ -345,5 +349,6 @@ def test_every_validator_code_has_a_case() -> None:
         "hreflang-conflict",
         "robots-disallows-sitemap",  # sitemapkit robots
         "robots-disallows-root",
+        "redirect-seen",  # crawl and audit: a redirect to a page fetched already (test_politeness.py)
     }
     assert covered == set(CODES) - not_from_validate

@@ -239,9 +239,10 @@ class _Run:
 
     def _entry(self, entry: UrlEntry) -> None:
         try:
-            url = normalize_url(entry.loc)
+            normalize_url(entry.loc)
         except InvalidUrlError:
             return
+        url = url_key(entry.loc)  # the one identity: `/a` and `/a#x` are one URL, checked once
         listing = self.listings.get(url)
         if listing is None:
             listing = self.listings[url] = Listing(
@@ -281,6 +282,11 @@ class _Run:
             named_keys = {url_key(u) for u in named}
             via = "robots"
             unreachable: str | None = None
+            if rules.unavailable and rules.status != UNREACHABLE:  # 5xx or 429, after its retries
+                unreachable = (
+                    f"robots.txt answered HTTP {rules.status} (after retries): as RFC 9309 asks, nothing "
+                    "on the site is fetched until it answers"
+                )
             if sitemap is not None:
                 sitemaps = [sitemap]
                 via = "argument"
@@ -288,6 +294,8 @@ class _Run:
                     unreachable = rules.error or "no answer"
             elif named:
                 sitemaps = named
+            elif unreachable is not None:
+                sitemaps = []
             else:
                 found = await discover(root, fetcher)
                 sitemaps, via = found.sitemaps, found.via or "well-known"

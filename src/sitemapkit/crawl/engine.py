@@ -32,7 +32,7 @@ from sitemapkit.core.page import (
     resolve_link,
     text_digest,
 )
-from sitemapkit.core.urls import Scope, normalize_url
+from sitemapkit.core.urls import Scope, normalize_url, url_key
 from sitemapkit.crawl.frontier import Frontier, Outcome, Queued
 from sitemapkit.crawl.judge import (
     PageMemory,
@@ -236,7 +236,7 @@ class Crawler:
             reader = AsyncReader(sitemap, read, on_diagnostic=self.report, fetch_options=self.fetcher.options)
             async with reader:
                 async for entry in reader:
-                    batch.append(self.rules.clean(entry.loc))
+                    batch.append(self.rules.clean(url_key(entry.loc)))  # `/a#x` is `/a`
                     if len(batch) >= 500:
                         self._enqueue(batch, 0, sitemap, 0)
                         batch = []

@@ -27,6 +27,7 @@ from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES, CrawlRules
 from sitemapkit.generator.config import DEFAULT_CONFIG
 from sitemapkit.generator.run import generate
 from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
+from sitemapkit.reader.polite import UNREACHABLE
 
 if TYPE_CHECKING:
     from sitemapkit.generator.config import BuildConfig
@@ -451,6 +452,8 @@ def why_nothing(frontier: Frontier) -> str:
         return "no URL was decided"
     if set(reasons) == {"robots"}:
         row = frontier.db.execute("SELECT status FROM robots ORDER BY status DESC LIMIT 1").fetchone()
+        if row is not None and row[0] >= UNREACHABLE:
+            return "robots.txt could not be fetched, so nothing was (as search engines do)"
         if row is not None and row[0] >= 500:
             return f"robots.txt answered {row[0]}, so nothing was fetched (as search engines do)"
         return f"robots.txt disallows all {total:,} URL{'s' if total != 1 else ''}"
