@@ -407,6 +407,8 @@ def _sitemap_values(text: str) -> list[str]:
     # protego cannot take the lone surrogates that stand for bytes which are not UTF-8 (it would crash
     # quoting a rule on the same line): it gets U+FFFD in their place
     clean = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if clean.startswith("\ufeff"):  # a BOM inside the file starts no directive (as protego reads it)
+        return []
     return RobotsRules(200, clean, "*").sitemaps
 
 
