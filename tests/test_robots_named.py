@@ -199,7 +199,7 @@ def test_harvest_counts_every_named_sitemap_against_its_cap(server: LocalServer,
 
 
 def test_ipv6_loopback_is_refused_where_it_exists() -> None:
-    """The [::1] spelling above is only meaningful where IPv6 loopback exists; the policy refuses it anyway."""
+    """[::1] is only reachable where IPv6 loopback exists; the policy refuses it anyway."""
     from sitemapkit.reader.fetch import FetchPolicy
 
     if not socket.has_ipv6:  # pragma: no cover

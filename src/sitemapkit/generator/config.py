@@ -125,8 +125,7 @@ class BuildConfig:
 
         if self.crawls and "feeds" not in kwargs:
             raise UsageError(
-                f"{self.path}: a build with crawl sources runs with sitemapkit.build (or "
-                "`sitemapkit build`)"
+                f"{self.path}: a build with crawl sources runs with sitemapkit.build (or `sitemapkit build`)"
             )
         options: dict[str, Any] = {
             "folder": self.folders,
