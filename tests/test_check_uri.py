@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.urls import check_uri, normalize_url
-from sitemapkit.reader.entries import _PLAIN_URL
+from sitemapkit.reader.entries import PLAIN_URL
 
 
 @pytest.mark.parametrize(
@@ -67,9 +67,9 @@ def test_invalid(url: str, problem: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.from_regex(_PLAIN_URL, fullmatch=True))
+@given(st.from_regex(PLAIN_URL, fullmatch=True))
 def test_the_parsers_one_regex_check_is_a_subset(url: str) -> None:
-    """The parser takes a <loc> matching `_PLAIN_URL` without calling `check_uri`: it must agree."""
+    """The parser takes a <loc> matching `PLAIN_URL` without calling `check_uri`: it must agree."""
     if len(url) < 2048:
         assert check_uri(url) is None
 

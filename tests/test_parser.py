@@ -885,10 +885,10 @@ def test_nul_byte_stops_the_xml_where_it_is() -> None:
 
 
 def test_fast_url_entry_is_a_plain_url_entry() -> None:
-    from sitemapkit.reader.runs import _new_url_entry
+    from sitemapkit.reader.runs import new_url_entry
 
     day = dt.date(2024, 5, 1)
-    fast = _new_url_entry("https://example.com/", day, "daily", 0.5, "s.xml", 7)
+    fast = new_url_entry("https://example.com/", day, "daily", 0.5, "s.xml", 7)
     plain = UrlEntry("https://example.com/", day, "daily", 0.5, (), (), None, (), "s.xml", 7)
     assert type(fast) is UrlEntry and fast == plain and hash(fast) == hash(plain)
     assert repr(fast) == repr(plain) and (fast.sitemap, fast.line) == ("s.xml", 7)

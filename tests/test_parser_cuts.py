@@ -143,10 +143,10 @@ AMP_PIECES = [
 def test_stray_ampersands_escape_the_same_however_cut(data: bytes, cuts: list[int]) -> None:
     """The stray-`&` repair (its fast check included, which holds back a reference or `<` a cut may
     have split) gives the same bytes and offsets whether it sees the input whole or in pieces."""
-    from sitemapkit.reader.ampersands import _StrayAmpersands
+    from sitemapkit.reader.ampersands import StrayAmpersands
 
-    whole, strays = _StrayAmpersands().fix(data, True)
-    fixer, out, found, start = _StrayAmpersands(), b"", [], 0
+    whole, strays = StrayAmpersands().fix(data, True)
+    fixer, out, found, start = StrayAmpersands(), b"", [], 0
     for cut in [*sorted(set(cuts)), len(data)]:
         piece, offsets = fixer.fix(data[start : max(start, cut)], cut >= len(data))
         found += [len(out) + o for o in offsets]

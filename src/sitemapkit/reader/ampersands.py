@@ -18,7 +18,7 @@ _CLOSERS: Final = {_CDATA: b"]]>", _COMMENT: b"-->", _PI: b"?>"}
 _REF_MAX: Final = 12
 
 
-class _StrayAmpersands:
+class StrayAmpersands:
     """Escape `&` that starts no character or predefined entity reference, outside CDATA, comments and PIs.
 
     A raw `&` (`Tom & Jerry`) is the most common hand-editing mistake; escaping it reads the text the

@@ -30,7 +30,7 @@ from sitemapkit.core.escape import for_terminal
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import check_uri
 from sitemapkit.reader import feeds
-from sitemapkit.reader.runs import _new_url_entry
+from sitemapkit.reader.runs import new_url_entry
 
 if TYPE_CHECKING:
     from sitemapkit.reader.sniff import Kind
@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 # --- values ------------------------------------------------------------------------------------------
 
 _SCHEMA_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}))?")
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _DATE_CACHE_SIZE: Final = 4096
-_PRIORITIES: Final = {
+PRIORITIES: Final = {
     **{f"{k / 100:.2f}": k / 100 for k in range(101)},
     **{f"{k / 10:.1f}": k / 10 for k in range(11)},
     "0": 0.0,
@@ -76,10 +76,10 @@ def _date_value(text: str) -> tuple[Lastmod | None, str | None]:
 
 # A subset of what `urls.check_uri` accepts (no `%`, lowercase ASCII host), matched by one regex so the
 # common URL costs one call; anything else goes through `check_uri`.
-_PLAIN_HOST = r"[a-z0-9]++(?:-++[a-z0-9]++)*+(?:\.[a-z0-9]++(?:-++[a-z0-9]++)*+)*+(?::[0-9]{1,4}+)?+"
+PLAIN_HOST = r"[a-z0-9]++(?:-++[a-z0-9]++)*+(?:\.[a-z0-9]++(?:-++[a-z0-9]++)*+)*+(?::[0-9]{1,4}+)?+"
 """A lowercase name of letter-digit-hyphen labels and single dots, and a port under 10,000 (a subset of what
 `check_uri` accepts)."""
-_PLAIN_URL = re.compile(r"https?://" + _PLAIN_HOST + r"(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*+)?+")
+PLAIN_URL = re.compile(r"https?://" + PLAIN_HOST + r"(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*+)?+")
 
 
 _EXCERPT: Final = 80
@@ -89,7 +89,7 @@ _AUTHORITY_PROBLEMS: Final = ("host ", "port ", "no host", "the IPv6")
 """How `check_uri` starts what it says about a URL's host or port."""
 
 
-def _usable_url(url: str) -> bool:
+def usable_url(url: str) -> bool:
     """An absolute http(s) URL with a host, however badly escaped: worth keeping after a report."""
     try:
         parts = urlsplit(url)
@@ -98,14 +98,14 @@ def _usable_url(url: str) -> bool:
     return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
-def _split(tag: str) -> tuple[str, str]:
+def split_tag(tag: str) -> tuple[str, str]:
     if tag[:1] == "{":
         ns, _, local = tag[1:].partition("}")
         return ns, local
     return "", tag
 
 
-def _text(el: etree._Element) -> str:
+def element_text(el: etree._Element) -> str:
     text = el.text
     if len(el):
         return "".join(cast("Iterator[str]", el.itertext()))
@@ -115,9 +115,9 @@ def _text(el: etree._Element) -> str:
 # --- tags --------------------------------------------------------------------------------------------
 
 _LOC, _LASTMOD, _CHANGEFREQ, _PRIORITY = 0, 1, 2, 3
-_CORE_NAMES: Final = ("loc", "lastmod", "changefreq", "priority")
+CORE_NAMES: Final = ("loc", "lastmod", "changefreq", "priority")
 _EXTENSION_RANK: Final = 4
-_KNOWN_NAMESPACES: Final = frozenset({NS_IMAGE, NS_VIDEO, NS_NEWS, NS_XHTML})
+KNOWN_NAMESPACES: Final = frozenset({NS_IMAGE, NS_VIDEO, NS_NEWS, NS_XHTML})
 _LXML_LINE_LIMIT: Final = 65535
 """From this line on, lxml's `sourceline` needs `feeds.source_line`."""
 
@@ -184,7 +184,7 @@ class EntryReader:
     def _url_like(self, text: str) -> bool:
         """Whether `text` is meant as a URL: an absolute http(s) one with a host, however badly written, or a
         path (`/about`, relative, reported as such)."""
-        return _usable_url(text) or (text[:1] == "/" and not any(c.isspace() for c in text))
+        return usable_url(text) or (text[:1] == "/" and not any(c.isspace() for c in text))
 
     def _loc(self, raw: str | None, line: int | None, tag: str = "<loc>") -> str | None:
         """Check a page URL as written: return it (stripped) if usable, else report and return None."""
@@ -217,7 +217,7 @@ class EntryReader:
                 url=loc[:200],
             )
             return None
-        if _usable_url(loc):
+        if usable_url(loc):
             self._report(
                 "invalid-url",
                 f"{tag} is not in RFC 3986 form ({problem}); percent-encode it (it was read as written)."
@@ -326,7 +326,7 @@ class EntryReader:
                 and text[0] > " "
                 and text[-1] > " "
                 and len(text) < MAX_URL_LENGTH
-                and _PLAIN_URL.fullmatch(text) is not None
+                and PLAIN_URL.fullmatch(text) is not None
                 and not len(child)
             ):
                 loc = text
@@ -357,13 +357,13 @@ class EntryReader:
                     child = children[i]
                     if child.tag == tags[3]:
                         text = child.text
-                        priority = _PRIORITIES.get(text) if text is not None else None
+                        priority = PRIORITIES.get(text) if text is not None else None
                         if priority is None:
                             return self._read_url_checked(el, line)
                         i += 1
                 if i == n:
                     written = children[1].text if lastmod is not None else None  # schema form: no spaces
-                    return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, (), written)
+                    return new_url_entry(loc, lastmod, changefreq, priority, self.source, line, (), written)
         return self._read_url_checked(el, line)
 
     def _read_url_checked(self, el: etree._Element, line: int | None) -> UrlEntry | None:
@@ -398,7 +398,7 @@ class EntryReader:
             elif priority_el is None:
                 priority_el = child
                 continue
-            self._too_many(_CORE_NAMES[r], self._line(child), None)
+            self._too_many(CORE_NAMES[r], self._line(child), None)
         loc: str | None = None
         if loc_el is None:
             self._report("missing-tag", "<url> has no <loc>; every <url> needs one. It was skipped.", line)
@@ -409,16 +409,16 @@ class EntryReader:
                 and text[0] > " "
                 and text[-1] > " "
                 and len(text) < MAX_URL_LENGTH
-                and (_PLAIN_URL.fullmatch(text) is not None or check_uri(text) is None)
+                and (PLAIN_URL.fullmatch(text) is not None or check_uri(text) is None)
                 and not len(loc_el)
             ):
                 loc = text
             else:
-                loc = self._loc(_text(loc_el), self._line(loc_el))
+                loc = self._loc(element_text(loc_el), self._line(loc_el))
         if disorder is not None:
             self._report(
                 "tag-order",
-                f"<{_split(disorder.tag)[1]}> comes out of order; write <loc>, <lastmod>, <changefreq>, "
+                f"<{split_tag(disorder.tag)[1]}> comes out of order; write <loc>, <lastmod>, <changefreq>, "
                 "<priority>, then extension tags.",
                 self._line(disorder),
                 url=loc,
@@ -438,18 +438,18 @@ class EntryReader:
             changefreq = text if text in CHANGEFREQS else self._changefreq(changefreq_el, loc)
         if priority_el is not None:
             text = priority_el.text
-            priority = _PRIORITIES.get(text) if text is not None else None
+            priority = PRIORITIES.get(text) if text is not None else None
             if priority is None:
                 priority = self._priority(priority_el, loc)
         if extensions is None:
             if loc is None:
                 return None
-            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, (), written)
+            return new_url_entry(loc, lastmod, changefreq, priority, self.source, line, (), written)
         images, videos, news, alternates = self._extensions(extensions, loc, line)
         if loc is None:
             return None
         if not videos and news is None and not alternates:
-            return _new_url_entry(loc, lastmod, changefreq, priority, self.source, line, images, written)
+            return new_url_entry(loc, lastmod, changefreq, priority, self.source, line, images, written)
         return UrlEntry(
             loc, lastmod, changefreq, priority, images, videos, news, alternates, self.source, line, written
         )
@@ -477,7 +477,7 @@ class EntryReader:
 
     def _priority(self, el: etree._Element, loc: str | None) -> float | None:
         raw = (el.text or "").strip()
-        if _DECIMAL.fullmatch(raw) is not None:
+        if DECIMAL.fullmatch(raw) is not None:
             value = float(raw)
             if 0.0 <= value <= 1.0:
                 return value
@@ -508,15 +508,15 @@ class EntryReader:
                 else:
                     lastmod_el = child
             elif isinstance(tag, str):
-                ns, local = _split(tag)
-                if ns in self._core_ns or ns in _KNOWN_NAMESPACES:
+                ns, local = split_tag(tag)
+                if ns in self._core_ns or ns in KNOWN_NAMESPACES:
                     self._unknown(local, ns, self._line(child), None, "<sitemap> (only <loc> and <lastmod>)")
         if loc_el is None:
             self._report(
                 "missing-tag", "<sitemap> has no <loc>; every <sitemap> needs one. It was skipped.", line
             )
             return None
-        loc = self._loc(_text(loc_el), self._line(loc_el))
+        loc = self._loc(element_text(loc_el), self._line(loc_el))
         if loc is None:
             return None
         lastmod = None

@@ -21,15 +21,15 @@ from sitemapkit.core.languages import LANGUAGE_CODES, REGION_CODES, hreflang_pro
 from sitemapkit.core.model import Alternate, Image, Lastmod, News, Video
 from sitemapkit.core.urls import check_uri
 from sitemapkit.reader.entries import (
-    _CORE_NAMES,
-    _DECIMAL,
-    _KNOWN_NAMESPACES,
-    _PLAIN_URL,
-    _split,
-    _text,
-    _usable_url,
+    CORE_NAMES,
+    DECIMAL,
+    KNOWN_NAMESPACES,
+    PLAIN_URL,
+    element_text,
+    split_tag,
+    usable_url,
 )
-from sitemapkit.reader.runs import _new_image
+from sitemapkit.reader.runs import new_image
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -105,7 +105,7 @@ class ExtensionReader:
             NS_VIDEO: ("video", *_VIDEO_FIELDS),
             NS_NEWS: ("news", "publication", "name", "language", "publication_date", "title"),
             NS_XHTML: ("link",),
-        }.get(ns, _CORE_NAMES)
+        }.get(ns, CORE_NAMES)
         import difflib  # only for this hint: not worth importing for every document
 
         close = difflib.get_close_matches(local, names, n=1)
@@ -130,7 +130,7 @@ class ExtensionReader:
             tag = child.tag
             if not isinstance(tag, str):
                 continue
-            ns, local = _split(tag)
+            ns, local = split_tag(tag)
             if ns == NS_IMAGE and local == "image":
                 image_count += 1
                 if image_count == MAX_IMAGES_PER_URL + 1:
@@ -159,12 +159,12 @@ class ExtensionReader:
                     alternates.append(alternate)
             elif ns in self._core_ns:
                 self._unknown(local, ns, self._line(child), loc, "<url>")
-            elif ns in _KNOWN_NAMESPACES:
+            elif ns in KNOWN_NAMESPACES:
                 self._unknown(local, ns, self._line(child), loc, "<url> in that namespace")
         return tuple(images), tuple(videos), news, tuple(alternates)
 
     def _ext_url(self, el: etree._Element, tag: str, page: str | None) -> str | None:
-        raw = _text(el).strip()
+        raw = element_text(el).strip()
         problem = check_uri(raw) if raw else "empty"
         if problem is None and len(raw) < MAX_URL_LENGTH:
             return raw
@@ -172,7 +172,7 @@ class ExtensionReader:
         if not raw:
             self._report("invalid-url", f"<{tag}> is empty; give an absolute URL.", line, url=page)
             return None
-        usable = _usable_url(raw)
+        usable = usable_url(raw)
         if problem is None or problem == "too long":
             problem = f"{len(raw):,} characters; the limit is {MAX_URL_LENGTH - 1:,}"
         ignored = " (it was read as written)" if usable else "; it was ignored"
@@ -202,7 +202,7 @@ class ExtensionReader:
                 if (
                     text is not None
                     and len(text) < MAX_URL_LENGTH
-                    and (_PLAIN_URL.fullmatch(text) is not None or check_uri(text) is None)
+                    and (PLAIN_URL.fullmatch(text) is not None or check_uri(text) is None)
                 ):
                     loc = text
                 else:
@@ -210,7 +210,7 @@ class ExtensionReader:
                 continue
             if not isinstance(tag, str):
                 continue
-            ns, local = _split(tag)
+            ns, local = split_tag(tag)
             if ns != NS_IMAGE or local not in _IMAGE_FIELDS:
                 if ns == NS_IMAGE or ns in self._core_ns:
                     self._unknown(local, ns, self._line(child), page, "<image:image>")
@@ -219,7 +219,7 @@ class ExtensionReader:
                 self._too_many(f"image:{local}", self._line(child), page)
                 continue
             self._deprecated(f"image:{local}", self._line(child), page)
-            values[local] = _text(child).strip()
+            values[local] = element_text(child).strip()
         if loc is None:
             if not has_loc:
                 self._report(
@@ -229,7 +229,7 @@ class ExtensionReader:
                     url=page,
                 )
             return None
-        return Image(loc, **values) if values else _new_image(loc)
+        return Image(loc, **values) if values else new_image(loc)
 
     def _video(self, el: etree._Element, page: str | None) -> Video:
         fields: dict[str, Any] = {}
@@ -239,14 +239,14 @@ class ExtensionReader:
             tag = child.tag
             if not isinstance(tag, str):
                 continue
-            ns, local = _split(tag)
+            ns, local = split_tag(tag)
             line = self._line(child)
             if ns != NS_VIDEO:
-                if ns in self._core_ns or ns in _KNOWN_NAMESPACES:
+                if ns in self._core_ns or ns in KNOWN_NAMESPACES:
                     self._unknown(local, ns, line, page, "<video:video>")
                 continue
             if local == "tag":
-                tags.append(_text(child).strip())
+                tags.append(element_text(child).strip())
                 continue
             if local not in _VIDEO_FIELDS:
                 self._unknown(local, ns, line, page, "<video:video>")
@@ -290,7 +290,7 @@ class ExtensionReader:
     def _video_field(
         self, child: etree._Element, local: str, line: int | None, page: str | None, fields: dict[str, Any]
     ) -> None:
-        text = _text(child).strip()
+        text = element_text(child).strip()
         name = f"video:{local}"
 
         def invalid(why: str) -> None:
@@ -335,7 +335,7 @@ class ExtensionReader:
             else:
                 fields[local] = int(text)
         elif local == "rating":
-            if _DECIMAL.fullmatch(text) is None or not 0.0 <= float(text) <= 5.0:
+            if DECIMAL.fullmatch(text) is None or not 0.0 <= float(text) <= 5.0:
                 invalid("is not a number from 0.0 to 5.0")
             else:
                 fields[local] = float(text)
@@ -406,10 +406,10 @@ class ExtensionReader:
             tag = child.tag
             if not isinstance(tag, str):
                 continue
-            ns, local = _split(tag)
+            ns, local = split_tag(tag)
             line = self._line(child)
             if ns != NS_NEWS:
-                if ns in self._core_ns or ns in _KNOWN_NAMESPACES:
+                if ns in self._core_ns or ns in KNOWN_NAMESPACES:
                     self._unknown(local, ns, line, page, "<news:news>")
                 continue
             if local == "publication":
@@ -421,12 +421,12 @@ class ExtensionReader:
                     ptag = part.tag
                     if not isinstance(ptag, str):
                         continue
-                    pns, plocal = _split(ptag)
+                    pns, plocal = split_tag(ptag)
                     if pns == NS_NEWS and plocal in ("name", "language"):
                         if plocal in values:
                             self._too_many(f"news:{plocal}", self._line(part), page)
                         else:
-                            values[plocal] = _text(part).strip()
+                            values[plocal] = element_text(part).strip()
                     elif pns == NS_NEWS or pns in self._core_ns:
                         self._unknown(plocal, pns, self._line(part), page, "<news:publication>")
             elif local == "publication_date":
@@ -434,14 +434,14 @@ class ExtensionReader:
                     self._too_many("news:publication_date", line, page)
                     continue
                 date_seen = True
-                date = self._date(_text(child), "news:publication_date", line, page)
+                date = self._date(element_text(child), "news:publication_date", line, page)
             elif local in ("title", "keywords", "stock_tickers"):
                 if local in values:
                     self._too_many(f"news:{local}", line, page)
                     continue
                 if local != "title":
                     self._deprecated(f"news:{local}", line, page)
-                values[local] = _text(child).strip()
+                values[local] = element_text(child).strip()
             elif local in ("genres", "access"):
                 self._deprecated(f"news:{local}", line, page, kept=False)
             else:
@@ -521,7 +521,7 @@ class ExtensionReader:
         url = href.strip()
         check = check_uri(url)
         if check is not None or len(url) >= MAX_URL_LENGTH:
-            usable = _usable_url(url) and len(url) < MAX_URL_LENGTH
+            usable = usable_url(url) and len(url) < MAX_URL_LENGTH
             ignored = "read as written" if usable else "the alternate was ignored"
             self._report(
                 "invalid-url",

@@ -28,19 +28,19 @@ from sitemapkit.core.errors import UsageError
 from sitemapkit.core.languages import LANGUAGE_CODES, REGION_CODES, hreflang_problem
 from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
 from sitemapkit.reader import feeds
-from sitemapkit.reader.ampersands import _StrayAmpersands
+from sitemapkit.reader.ampersands import StrayAmpersands
 from sitemapkit.reader.cut import OpenEntry, on_last_path, open_entry, root_closed
 from sitemapkit.reader.entries import (
-    _CORE_NAMES,
-    _KNOWN_NAMESPACES,
+    CORE_NAMES,
+    KNOWN_NAMESPACES,
     EntryReader,
-    _split,
+    split_tag,
 )
 from sitemapkit.reader.extensions import ExtensionReader
 from sitemapkit.reader.feeds import source_line
 from sitemapkit.reader.plain import PlainRuns
 from sitemapkit.reader.recovery import Recovery
-from sitemapkit.reader.runs import _URL_DRAFT, UrlRun
+from sitemapkit.reader.runs import URL_DRAFT, UrlRun
 from sitemapkit.reader.safety import (
     GZIP_MAGIC,
     PIECE,
@@ -51,8 +51,8 @@ from sitemapkit.reader.safety import (
     is_utf8_name,
     known_codec,
 )
-from sitemapkit.reader.sniff import _WS, Kind, _Sniff, _sniff
-from sitemapkit.reader.stages import _HEAD, _SEEK, _SKIP, _SNIFF, _START, _TEXT, _XML
+from sitemapkit.reader.sniff import WHITESPACE, Kind, Sniff, sniff_format
+from sitemapkit.reader.stages import HEAD, SEEK, SKIP, SNIFF, START, TEXT, XML
 
 __all__ = [
     "LANGUAGE_CODES",
@@ -130,7 +130,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self.count = 0
         self.namespace: str | None = None
         self._on_diagnostic = on_diagnostic
-        self._stage = _START
+        self._stage = START
         self._stopped = False
         self._closed = False
         self._out: list[Entry | UrlRun] = []
@@ -141,7 +141,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._encoding_reported = False
         self._buf = b""
         self._strip_lines = 0
-        self._amp = _StrayAmpersands()
+        self._amp = StrayAmpersands()
         self._xml: etree.XMLPullParser | None = None
         self._line_offset = 0
         self._root: etree._Element | None = None
@@ -259,19 +259,19 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         """Stop reading a body that broke off (a damaged gzip stream, the size cap), which was reported: the
         XML read so far is closed, so that the entries complete in it (the last one too, whose end lxml may
         hold back) are read, and the one it ends inside is not, as when a body ends early."""
-        if self._stage in (_XML, _SEEK):
+        if self._stage in (XML, SEEK):
             self._quiet_cut = True
             self._xml_bytes(b"", True)
         self._stop()
 
     def _raw(self, chunk: bytes, final: bool) -> None:
         """Stage 1: detect gzip, inflate, count and cap the uncompressed size."""
-        if self._stage == _START:
+        if self._stage == START:
             self._head += chunk
             if len(self._head) < 2 and not final:
                 return
             chunk, self._head = self._head, b""
-            self._stage = _HEAD
+            self._stage = HEAD
             if chunk.startswith(GZIP_MAGIC):
                 self.compressed = True
                 self._inflater = GzipInflater()
@@ -341,7 +341,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         if self._normalizer is None:
             self._head += data
             head = self._head
-            stripped = head.lstrip(_WS)
+            stripped = head.lstrip(WHITESPACE)
             if not final and (
                 len(head) < 4 or (stripped.startswith(b"<?xml") and b"?>" not in head and len(head) < 1024)
             ):
@@ -389,25 +389,25 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
     def _utf8(self, data: bytes, final: bool) -> None:
         """Stage 3: sniff the format, then hand the bytes to the XML or text reader."""
         stage = self._stage
-        if stage in (_XML, _SEEK):
+        if stage in (XML, SEEK):
             self._xml_bytes(data, final)
-        elif stage == _TEXT:
+        elif stage == TEXT:
             self._text_bytes(data, final)
-        elif stage in (_HEAD, _SNIFF):
-            self._stage = _SNIFF
+        elif stage in (HEAD, SNIFF):
+            self._stage = SNIFF
             self._buf += data
-            sniff = _sniff(self._buf, final)
+            sniff = sniff_format(self._buf, final)
             if sniff is None:
                 return
             buf, self._buf = self._buf, b""
             if sniff.kind is None:
                 self._report(sniff.code, sniff.problem or "Not a sitemap.", sniff.line)
                 self.ok = False
-                self._stage = _SKIP
+                self._stage = SKIP
                 return
             self.kind = sniff.kind
             if sniff.kind == "text":
-                self._stage = _TEXT
+                self._stage = TEXT
                 self._text_bytes(buf, final)
                 return
             if sniff.skip:
@@ -424,7 +424,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
 
     # -- XML ---------------------------------------------------------------------------------------------
 
-    def _start_xml(self, sniff: _Sniff) -> None:
+    def _start_xml(self, sniff: Sniff) -> None:
         assert sniff.root is not None and sniff.kind is not None
         local = sniff.root.rpartition(":")[2]
         prefix = sniff.root[: -len(local)]
@@ -453,8 +453,8 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._xml = self._new_lxml_parser(entries)
         if sniff.root_start is not None:
             self._set_namespace(sniff.namespace)
-            self._elide = self._ELISION and kind == "urlset" and not prefix and _URL_DRAFT is not None
-        self._stage = _XML
+            self._elide = self._ELISION and kind == "urlset" and not prefix and URL_DRAFT is not None
+        self._stage = XML
 
     def _new_lxml_parser(self, entries: tuple[str, ...]) -> etree.XMLPullParser:
         tags = [f"{{*}}{e}" for e in entries] + [f"{{*}}{self._root_local}"]
@@ -507,12 +507,12 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                 )
         core_ns = {ns or "", NS_SITEMAP, NS_SITEMAP_LEGACY, NS_SITEMAP_HTTPS, ""}
         self._core_ns = frozenset(core_ns)
-        names = _CORE_NAMES if kind != "sitemapindex" else _INDEX_NAMES
+        names = CORE_NAMES if kind != "sitemapindex" else _INDEX_NAMES
         self._core = {
             (f"{{{n}}}{name}" if n else name): rank for n in core_ns for rank, name in enumerate(names)
         }
         if kind == "urlset":
-            self._fast_tags = tuple(f"{{{ns}}}{name}" if ns else name for name in _CORE_NAMES)
+            self._fast_tags = tuple(f"{{{ns}}}{name}" if ns else name for name in CORE_NAMES)
 
     def _xml_bytes(self, data: bytes, final: bool) -> None:
         fixed, strays = self._amp.fix(data, final)
@@ -537,12 +537,12 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             offset = marks[i]
             self._xml_piece(fixed[start:offset], False)
             start = offset
-            if self._stage not in (_XML, _SEEK):
+            if self._stage not in (XML, SEEK):
                 return
             j = i + 1
             if fixed[offset] == 0:
                 self._nul()
-                if self._stage != _XML:
+                if self._stage != XML:
                     while j < n and marks[j] == marks[j - 1] + 1 and fixed[marks[j]] == 0:
                         j += 1
             elif self._parse_errors > _MAX_PARSE_ERRORS:
@@ -587,7 +587,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         in and `line_start` the offset where that line starts.
         """
         while True:
-            if self._stage == _XML:
+            if self._stage == XML:
                 if self._elide:
                     resume = self._feed_eliding(data, base, first_line, line_start, final)
                 else:
@@ -596,7 +596,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                     return
                 data, base, first_line, line_start = resume
                 self._seek_buf, self._seek_line, self._seek_line_start = b"", first_line, line_start
-            elif self._stage == _SEEK:
+            elif self._stage == SEEK:
                 found = self._seek(data, base, final)
                 if found is None:
                     return
@@ -766,7 +766,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                 if cut is None or line is None or line >= cut.line:
                     if cut is None:  # its start tag came before the bytes kept: only lxml knows its line
                         self._cut = OpenEntry(
-                            _split(el.tag)[1] if isinstance(el.tag, str) else "?", line or 0
+                            split_tag(el.tag)[1] if isinstance(el.tag, str) else "?", line or 0
                         )
                     continue  # open when the body ended: its end tag never came
             kept.append(event)
@@ -775,7 +775,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
     def _classify(self, tag: Any) -> int:
         kind = _E_OTHER
         if isinstance(tag, str):
-            ns, local = _split(tag)
+            ns, local = split_tag(tag)
             root_kind = self.kind
             if local == self._root_local:
                 kind = _E_ROOT
@@ -800,9 +800,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         return False
 
     def _misplaced(self, el: etree._Element) -> None:
-        local = _split(el.tag)[1] if isinstance(el.tag, str) else "?"
+        local = split_tag(el.tag)[1] if isinstance(el.tag, str) else "?"
         parent = el.getparent()
-        where = f"inside <{_split(parent.tag)[1]}>" if parent is not None else "here"
+        where = f"inside <{split_tag(parent.tag)[1]}>" if parent is not None else "here"
         self._report(
             "unknown-tag",
             f"<{local}> does not belong {where} in a {self.kind}; it was ignored.",
@@ -823,9 +823,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             return
         if tag in self._tag_kinds:  # an entry, or reported when it ended
             return
-        ns, local = _split(tag)
+        ns, local = split_tag(tag)
         expected = "url" if self.kind == "urlset" else "sitemap"
-        if ns in self._core_ns or ns in _KNOWN_NAMESPACES:
+        if ns in self._core_ns or ns in KNOWN_NAMESPACES:
             self._report(
                 "unknown-tag",
                 f"<{local}> is not allowed directly inside <{self._root_local}>; only <{expected}> is. "

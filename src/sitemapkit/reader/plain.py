@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_LENGTH, MAX_URLS, NS_IMAGE
 from sitemapkit.core.model import Image, Lastmod, UrlEntry
-from sitemapkit.reader.entries import _PLAIN_HOST, _PRIORITIES
-from sitemapkit.reader.runs import _URL_DRAFT, UrlRun, _new_image
-from sitemapkit.reader.stages import _XML
+from sitemapkit.reader.entries import PLAIN_HOST, PRIORITIES
+from sitemapkit.reader.runs import URL_DRAFT, UrlRun, new_image
+from sitemapkit.reader.stages import XML
 
 if TYPE_CHECKING:
     from lxml import etree
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
 _XWS = r"[ \t\r\n]*+"
 _URL_CHAR = r"[A-Za-z0-9\-._~!$'()*+,;=:@/?]"  # what `entries._PLAIN_URL` allows in a path, but `&`
-_PLAIN_LOC = "".join(  # `_PLAIN_URL` with & written &amp;, and %XX escapes (which `check_uri` accepts)
-    [r"https?://", _PLAIN_HOST, r"(?>/", _URL_CHAR, r"*+(?:(?>&amp;|%[0-9A-Fa-f]{2})", _URL_CHAR, r"*+)*+|)"]
+_PLAIN_LOC = "".join(  # `PLAIN_URL` with & written &amp;, and %XX escapes (which `check_uri` accepts)
+    [r"https?://", PLAIN_HOST, r"(?>/", _URL_CHAR, r"*+(?:(?>&amp;|%[0-9A-Fa-f]{2})", _URL_CHAR, r"*+)*+|)"]
 )
 _PLAIN_BLOCK: Final = re.compile(
     # Possessive quantifiers and atomic groups, (?>X|) rather than (?:X)?: each part can match in one
@@ -69,7 +69,7 @@ holds no other ends between two children of the root if lxml reports a `<url>` c
 _NOT_PLAIN: Final = object()
 _CHANGEFREQ_NAMES: Final[dict[str | None, object]] = {None: None, **{name: name for name in CHANGEFREQS}}
 """A `<changefreq>` text read as `_read_url` would: the value, or _NOT_PLAIN (None: no such element)."""
-_PRIORITY_VALUES: Final[dict[str | None, object]] = dict(_PRIORITIES.items())
+_PRIORITY_VALUES: Final[dict[str | None, object]] = dict(PRIORITIES.items())
 _PRIORITY_VALUES[None] = None
 _PEEK_MAX: Final = 8
 """`</url>` followed by an element that is not plain, in a row, before the parser looks only once a piece."""
@@ -162,7 +162,7 @@ class PlainRuns:
         cache = self._date_cache
         append = self._out.append
         runs = self._runs
-        draft = cast("type[Any]", _URL_DRAFT)  # not None: see _start_xml
+        draft = cast("type[Any]", URL_DRAFT)  # not None: see _start_xml
         url_entry = UrlEntry
         changefreqs = _CHANGEFREQ_NAMES
         priorities = _PRIORITY_VALUES
@@ -246,7 +246,7 @@ class PlainRuns:
                         line += count("\n", line_pos, pos)
                         line_pos = pos
                         columns = None  # entries after this one start a new run
-                        # _new_url_entry, inline
+                        # new_url_entry, inline
                         entry = draft()
                         entry.loc = loc
                         entry.lastmod = lastmod
@@ -327,7 +327,7 @@ class PlainRuns:
             if resume is not None:
                 kept, kept_base, kept_line, kept_line_start = resume
                 return kept + data[end:], kept_base, kept_line, kept_line_start
-            if self._stage != _XML:
+            if self._stage != XML:
                 return None
             seen = self._entries_seen
             synced = ends == 1 and trusted and self._tail_entry and self._root_matches()
@@ -356,7 +356,7 @@ class PlainRuns:
                 final,
                 _with_comments(data, start, n, regions),
             )
-            if resume is not None or self._stage != _XML:
+            if resume is not None or self._stage != XML:
                 return resume
         self._synced = synced
         self._end_carry = "" if synced else carry
@@ -395,5 +395,5 @@ class PlainRuns:
                 loc = loc.replace("&amp;", "&")
             if len(loc) >= MAX_URL_LENGTH:
                 return None
-            images.append(_new_image(loc))
+            images.append(new_image(loc))
         return tuple(images)

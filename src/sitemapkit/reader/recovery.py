@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from lxml import etree
 
-from sitemapkit.reader.stages import _SEEK, _SKIP, _XML
+from sitemapkit.reader.stages import SEEK, SKIP, XML
 
 _HOPELESS: Final = 1000
 """Fatal XML errors after which a file that gave fewer than one entry for every ten of them is not read
@@ -126,7 +126,7 @@ class Recovery:
             before = True
         if last is not None and last.level != etree.ErrorLevels.FATAL and at_close and self._root_closed:
             # only namespace errors, in a complete document: it was read
-            self._stage = _SKIP
+            self._stage = SKIP
             # (namespace errors do not stop libxml2: this one may lie before the bytes still kept)
             self._parse_error(f"The XML is not well-formed: {msg}.", line, parser_column)
             return None
@@ -149,7 +149,7 @@ class Recovery:
 
     def _fatal(self, msg: str, line: int, column: int, at_close: bool) -> bool:
         """Report a fatal XML error; say whether to seek the next entry (else reading stops)."""
-        self._stage = _SKIP
+        self._stage = SKIP
         if self._root_closed:
             self._parse_error(
                 f"After the end of the root element: {msg}. Remove what follows </{self._root_local}>.",
@@ -179,7 +179,7 @@ class Recovery:
                 self.ok = False
             self.truncated = True
             return False
-        self._stage = _SEEK
+        self._stage = SEEK
         return True
 
     def _cut_message(self, line: int) -> str:
@@ -203,7 +203,7 @@ class Recovery:
         libxml2 looks ahead for the ends of constructs with C string functions, which stop at a NUL, so
         when it reports one depends on where the chunks were cut; this makes it the same every time.
         """
-        if self._stage != _XML or self._xml is None:
+        if self._stage != XML or self._xml is None:
             return
         self._xml = None
         self._history = []
@@ -239,7 +239,7 @@ class Recovery:
             self._seek_buf = buf[keep:]
             if final:
                 self.truncated = True
-                self._stage = _SKIP
+                self._stage = SKIP
             return None
         self._seek_buf = b""
         at = m.start()
@@ -248,7 +248,7 @@ class Recovery:
         line_start = buf_base + nl + 1 if nl >= 0 else self._seek_line_start
         if m.group(0).startswith(b"</"):
             self._root_closed = True
-            self._stage = _SKIP
+            self._stage = SKIP
             return None
         self._resumed_at = buf_base + at
         self._column_chars = 0
@@ -258,12 +258,12 @@ class Recovery:
         self._synced = False
         self._end_carry = ""
         self._trusted = True
-        self._stage = _XML
+        self._stage = XML
         # The new parser reads the root start tag, a line break, then the bytes from `at` on.
         self._line_offset = line - self._root_start.count(b"\n") - 2
         try:
             self._xml.feed(self._root_start + b"\n")
         except etree.XMLSyntaxError:  # pragma: no cover - this start tag was parsed once already
-            self._stage = _SKIP
+            self._stage = SKIP
             return None
         return buf[at:], buf_base + at, line, line_start

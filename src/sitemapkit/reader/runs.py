@@ -115,8 +115,8 @@ def _image_maker() -> Callable[[str], Image]:
     return fast
 
 
-_new_url_entry, _URL_DRAFT = _url_entry_maker()
-_new_image = _image_maker()
+new_url_entry, URL_DRAFT = _url_entry_maker()
+new_image = _image_maker()
 
 
 class UrlRun:
@@ -191,7 +191,7 @@ class UrlRun:
 
     def entries(self) -> list[UrlEntry]:
         """The entries, as `UrlEntry` objects."""
-        new, source = _new_url_entry, self.sitemap
+        new, source = new_url_entry, self.sitemap
         texts = self.lastmod_texts or [None] * len(self.locs)
         return [
             new(loc, lastmod, changefreq, priority, source, line, (), text)

@@ -21,7 +21,7 @@ _DOCTYPE_HEAD = re.compile(rb"""<!DOCTYPE(?:[^\[>"']|"[^"]*"|'[^']*')*""", re.IG
 `[` inside `SYSTEM "x><urlset"` ends nothing."""
 _TAG_END = re.compile(rb"""<[^\s>/"']*(?:[^>"']|"[^"]*"|'[^']*')*>""")
 """A start tag up to its real `>` (one inside a quoted attribute value does not end it)."""
-_WS = b" \t\r\n"
+WHITESPACE = b" \t\r\n"
 _ROOT_KINDS: Final[dict[str, Kind]] = {
     "urlset": "urlset",
     "sitemapindex": "sitemapindex",
@@ -31,7 +31,7 @@ _ROOT_KINDS: Final[dict[str, Kind]] = {
 }
 
 
-class _Sniff(NamedTuple):
+class Sniff(NamedTuple):
     """What the first bytes of a document are."""
 
     kind: Kind | None
@@ -45,29 +45,29 @@ class _Sniff(NamedTuple):
     # (a body that is not a sitemap is not quoted line by line: no excerpt of it is shown)
 
 
-def _sniff(buf: bytes, final: bool) -> _Sniff | None:
+def sniff_format(buf: bytes, final: bool) -> Sniff | None:
     """Decide the format from the start of a UTF-8 document, or None when more bytes are needed."""
-    rest = buf.lstrip(_WS)
+    rest = buf.lstrip(WHITESPACE)
     skip = len(buf) - len(rest)
     if not rest:
         if not final:
             return None
         what = "is empty" if not buf else "holds only whitespace"
-        return _Sniff(None, f"The body {what}; a sitemap needs a <urlset> or a list of URLs.")
+        return Sniff(None, f"The body {what}; a sitemap needs a <urlset> or a list of URLs.")
     if rest.startswith(b"<<<<<<<"):
-        return _Sniff(
+        return Sniff(
             None,
             "The file holds git merge-conflict markers (<<<<<<<, =======, >>>>>>>); "
             "resolve the conflict and publish one sitemap.",
         )
     if rest.startswith(b"---"):
-        return _Sniff(
+        return Sniff(
             None,
             "The file starts with YAML front matter (---): it is an unrendered template "
             "(Jekyll/Liquid?); publish the generated sitemap, not its source.",
         )
     if rest[:2] in (b"{%", b"{{", b"{#"):
-        return _Sniff(None, _template_message(rest[:2]))
+        return Sniff(None, _template_message(rest[:2]))
     if rest[:1] != b"<":
         return _sniff_text(rest, final)
     pos = skip
@@ -80,7 +80,7 @@ def _sniff(buf: bytes, final: bool) -> _Sniff | None:
             return _need_more(buf, final, "The XML declaration is not closed.")
         pos = end + 2
     while True:
-        while pos < len(buf) and buf[pos] in _WS:
+        while pos < len(buf) and buf[pos] in WHITESPACE:
             pos += 1
         if pos >= len(buf) or (buf[pos] == 0x3C and pos + 10 > len(buf) and not final):
             return _need_more(buf, final, "The document has no root element.")
@@ -110,14 +110,14 @@ def _sniff(buf: bytes, final: bool) -> _Sniff | None:
             doctype = buf[pos:end]
             problem = doctype_problem(doctype)
             if problem is not None:
-                return _Sniff(
+                return Sniff(
                     None,
                     f"Refused for safety: {problem}. Sitemaps need no DOCTYPE; remove it.",
                     code="forbidden-doctype",
                     line=buf.count(b"\n", 0, pos) + 1,
                 )
             if re.match(rb"<!DOCTYPE\s+html\b", doctype, re.IGNORECASE):
-                return _Sniff(None, _html_message())
+                return Sniff(None, _html_message())
             pos = end
         elif buf[pos] == 0x3C:
             return _sniff_root(buf, pos, final, skip=leading)
@@ -126,14 +126,14 @@ def _sniff(buf: bytes, final: bool) -> _Sniff | None:
                 return None  # the message quotes what comes: the same however the bytes arrive
             snippet = buf[pos : pos + 2]
             if snippet in (b"{%", b"{{", b"{#"):
-                return _Sniff(None, _template_message(snippet))
+                return Sniff(None, _template_message(snippet))
             text = buf[pos : pos + 40].decode("utf-8", "replace").split("\n")[0]
-            return _Sniff(None, f"Text {text!r} comes before the root element; this is not a sitemap.")
+            return Sniff(None, f"Text {text!r} comes before the root element; this is not a sitemap.")
 
 
-def _need_more(buf: bytes, final: bool, problem: str) -> _Sniff | None:
+def _need_more(buf: bytes, final: bool, problem: str) -> Sniff | None:
     if final or len(buf) > _PROLOG_MAX:
-        return _Sniff(None, f"{problem} No sitemap could be read.", code="parse-error")
+        return Sniff(None, f"{problem} No sitemap could be read.", code="parse-error")
     return None
 
 
@@ -151,7 +151,7 @@ def _html_message() -> str:
     )
 
 
-def _sniff_root(buf: bytes, pos: int, final: bool, skip: int) -> _Sniff | None:
+def _sniff_root(buf: bytes, pos: int, final: bool, skip: int) -> Sniff | None:
     line = buf.count(b"\n", 0, pos) + 1
     m = _START_TAG.match(buf, pos)
     if m is None:
@@ -159,9 +159,7 @@ def _sniff_root(buf: bytes, pos: int, final: bool, skip: int) -> _Sniff | None:
             return None  # the start tag has not all arrived (a quoted ">" does not end it)
         name_m = _NAME_ONLY.match(buf, pos)
         if name_m is None:
-            return _Sniff(
-                None, "The document does not start with an element; it is not a sitemap.", line=line
-            )
+            return Sniff(None, "The document does not start with an element; it is not a sitemap.", line=line)
         qname = name_m.group(1).decode("ascii")
         root_start = None
         ns = None
@@ -177,24 +175,24 @@ def _sniff_root(buf: bytes, pos: int, final: bool, skip: int) -> _Sniff | None:
     kind = _ROOT_KINDS.get(local)
     if kind is None:
         if local.lower() == "html":
-            return _Sniff(None, _html_message(), line=line)
-        return _Sniff(
+            return Sniff(None, _html_message(), line=line)
+        return Sniff(
             None,
             f"The root element is <{qname}>, not <urlset> or <sitemapindex>; this is not a sitemap.",
             line=line,
         )
-    return _Sniff(kind, skip=skip, root=qname, root_start=root_start, namespace=ns, line=line)
+    return Sniff(kind, skip=skip, root=qname, root_start=root_start, namespace=ns, line=line)
 
 
-def _sniff_text(rest: bytes, final: bool) -> _Sniff | None:
+def _sniff_text(rest: bytes, final: bool) -> Sniff | None:
     nl = rest.find(b"\n")
     if nl < 0 and not final and len(rest) < 4096:
         return None
     first = (rest[:nl] if nl >= 0 else rest[:4096]).strip()
     if re.fullmatch(rb"(?i)https?://[^\s<>{}\"\x00-\x1f]+", first):
-        return _Sniff("text")
+        return Sniff("text")
     # Not a URL list. Nothing of it is quoted (it may be a secret a server was tricked into sending).
-    return _Sniff(
+    return Sniff(
         None,
         f"The body is neither XML nor a list of URLs (its first line, {len(first):,} bytes, is not an "
         "absolute http(s) URL, and a text sitemap lists only those, one a line); not read further.",
