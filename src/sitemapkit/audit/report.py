@@ -156,7 +156,7 @@ class AuditReport:
         }
 
     def write_json(self, path: str | os.PathLike[str]) -> None:
-        _write(path, lambda out: json.dump(self.to_dict(), out, indent=1, ensure_ascii=False))
+        write_file(path, lambda out: json.dump(self.to_dict(), out, indent=1, ensure_ascii=False))
 
     def write_csv(self, path: str | os.PathLike[str]) -> None:
         def write(out: IO[str]) -> None:
@@ -167,7 +167,7 @@ class AuditReport:
                 d["findings"] = ";".join(r.codes)
                 w.writerow([_cell(d[k]) for k in CSV_FIELDS])
 
-        _write(path, write, newline="")
+        write_file(path, write, newline="")
 
     def compare(self, baseline: dict[str, Any]) -> None:
         """Mark each finding `new` or `unchanged` against a previous report's JSON; list the fixed ones."""
@@ -285,9 +285,10 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def _write(path: str | os.PathLike[str], write: Any, newline: str | None = None) -> None:
-    """Write through `atomic_write` (a temporary file beside `path`, then a rename): a failed run leaves
-    no half file."""
+def write_file(path: str | os.PathLike[str], write: Any, newline: str | None = None) -> None:
+    """Write a report file: `write(out)` fills the text file `out`, opened through `atomic_write` (a
+    temporary file beside `path`, then a rename), so a failed run leaves no half file; an `OSError` is an
+    `InputError`."""
     target = os.fspath(path)
     try:
         with atomic_write(target, "w", newline=newline) as out:
@@ -296,4 +297,12 @@ def _write(path: str | os.PathLike[str], write: Any, newline: str | None = None)
         raise InputError(f"{target}: cannot write ({exc.strerror or exc})") from None
 
 
-__all__ = ["AuditReport", "check_baseline", "check_output", "load_baseline", "site_of", "wilson"]
+__all__ = [
+    "AuditReport",
+    "check_baseline",
+    "check_output",
+    "load_baseline",
+    "site_of",
+    "wilson",
+    "write_file",
+]

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sitemapkit.audit.findings import help_for
-from sitemapkit.audit.report import AuditReport, _write
+from sitemapkit.audit.report import AuditReport, write_file
 
 RED, AMBER, GREEN, BLUE, GREY = "#c62828", "#b26a00", "#2e7d32", "#1f5fae", "#6b7280"
 INDEXABILITY_COLOURS = {
@@ -336,7 +336,7 @@ def render(report: AuditReport) -> str:
 def write_html(report: AuditReport, path: str | os.PathLike[str]) -> None:
     """Write the report as one HTML file (atomically)."""
     text = render(report)
-    _write(path, lambda out: out.write(text))
+    write_file(path, lambda out: out.write(text))
 
 
 CSS = """
