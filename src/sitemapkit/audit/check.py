@@ -4,7 +4,6 @@ URL table: status, redirects, robots, indexability, content type, lastmod agains
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,17 +12,9 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.model import Lastmod
 from sitemapkit.core.urls import normalize_url
+from sitemapkit.crawl.judge import median, says_not_found
 from sitemapkit.crawl.probe import PageCheck
 
-SOFT_404 = re.compile(
-    r"\b(?:not\s+found|404|page\s+(?:does\s+not|doesn't|cannot\s+be|can't\s+be)\s+(?:exist|be\s+found|found)"
-    r"|no\s+longer\s+(?:exists|available)|page\s+(?:is\s+)?missing|nicht\s+gefunden|introuvable"
-    r"|no\s+encontrad[ao])\b",
-    re.IGNORECASE,
-)
-"""Titles and headings of pages that say they are not there."""
-SOFT_404_RATIO = 0.5
-"""A soft 404 also has a body smaller than this share of the site's median page."""
 LASTMOD_TOLERANCE = dt.timedelta(days=1)
 """How far a sitemap's lastmod may differ from the page's own date before it is reported."""
 
@@ -297,19 +288,8 @@ def _normal(url: str) -> str:
 
 
 def soft_404(check: PageCheck) -> str | None:
-    """The title or heading that says the page is not there, if one does."""
-    for text in (check.title, check.h1):
-        if text and SOFT_404.search(text):
-            return text
-    return None
+    """The title or heading that says the page is not there, if one does (the crawl's judgement)."""
+    return says_not_found(check.title, check.h1)
 
 
-def median(values: list[int]) -> float:
-    if not values:
-        return 0.0
-    s = sorted(values)
-    mid = len(s) // 2
-    return float(s[mid]) if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-
-
-__all__ = ["Listing", "UrlRow", "hreflang_mismatch", "judge", "soft_404"]
+__all__ = ["Listing", "UrlRow", "hreflang_mismatch", "judge", "median", "soft_404"]

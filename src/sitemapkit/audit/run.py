@@ -36,15 +36,13 @@ from sitemapkit.core.runner import run_stoppable
 from sitemapkit.core.urls import Scope, normalize_url, url_key
 from sitemapkit.crawl.engine import CrawlOptions, CrawlProgress, make_fetcher
 from sitemapkit.crawl.frontier import Frontier
+from sitemapkit.crawl.judge import SOFT_404_RATIO, is_soft_404
 from sitemapkit.crawl.policy import CrawlRules
 from sitemapkit.crawl.probe import PageCheck, Prober
 from sitemapkit.reader.discover import discover, sitemaps_in_robots
 
 UNREACHABLE = 599
 """The status the prober records for a robots.txt that could not be fetched at all."""
-
-SOFT_404_MIN_PAGES = 5
-"""Pages needed for a meaningful median page size (fewer: the title or heading alone decides)."""
 
 
 @dataclass
@@ -448,11 +446,9 @@ class _Run:
         rows = {r.url: r for r in self.report.rows}
         for url, check in checks.items():
             said = soft_404(check)
-            if said is None:
+            if not is_soft_404(said, check.body_bytes, middle, len(sizes)):  # as the crawl judges it
                 continue
-            small = check.body_bytes is not None and check.body_bytes < middle * 0.5
-            if len(sizes) >= SOFT_404_MIN_PAGES and not small:
-                continue
+            small = check.body_bytes is not None and check.body_bytes < middle * SOFT_404_RATIO
             listing = self.listings[url]
             self.report.findings.append(
                 Finding.make(
