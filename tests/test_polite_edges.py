@@ -154,3 +154,20 @@ def test_validate_reports_each_refusal_with_its_code(server: LocalServer) -> Non
         assert paths(other) == ["/robots.txt"]
     finally:
         other.stop()
+
+
+def test_the_audit_words_a_redirect_that_goes_nowhere_fetched(server: LocalServer) -> None:
+    """A listed page redirecting to `mailto:` or another site was told 'the redirects never end'."""
+    from sitemapkit.audit.run import audit
+
+    listed = [
+        server.redirect("/mail", "mailto:someone@example.com"),
+        server.redirect("/away", "https://elsewhere.example/x"),
+        server.redirect("/loop", server.url("/loop")),
+    ]
+    server.route("/sitemap.xml", urlset(*listed))
+    report = audit(server.url("/sitemap.xml"))
+    said = {f.url.removeprefix(server.base): f.message for f in report.findings if f.code == "url-redirect"}
+    assert "never end" in said["/loop"]
+    assert "never end" not in said["/mail"] and "mailto:" in said["/mail"]
+    assert "never end" not in said["/away"] and "elsewhere.example" in said["/away"]

@@ -120,8 +120,10 @@ def judge(
         return row, found
     if check.error is not None and check.status is None:
         row.indexability = "unreachable"
-        if "redirect" in check.error:
+        if check.error.startswith(("redirect loop", "more than")):
             add("url-redirect", f"The redirects never end: {check.error}.", error=check.error)
+        elif check.redirects:  # the chain stopped at a target that is not fetched (another site, mailto:)
+            add("url-redirect", f"Redirects where no crawler follows: {check.error}.", error=check.error)
         else:
             add("url-unreachable", f"No answer: {check.error}.", error=check.error)
         return row, found

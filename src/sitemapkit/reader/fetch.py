@@ -195,7 +195,7 @@ class FetchPolicy:
             return None
         return (
             f"{what} {target}, on another site than {site_of(base) or base}; not followed "
-            "(--follow-cross-host follows it)"
+            "(parse and validate: --follow-cross-host follows it)"
         )
 
 
