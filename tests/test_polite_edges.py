@@ -171,3 +171,21 @@ def test_the_audit_words_a_redirect_that_goes_nowhere_fetched(server: LocalServe
     assert "never end" in said["/loop"]
     assert "never end" not in said["/mail"] and "mailto:" in said["/mail"]
     assert "never end" not in said["/away"] and "elsewhere.example" in said["/away"]
+
+
+def test_parse_jsonl_escapes_what_a_terminal_would_act_on(tmp_path: Path) -> None:
+    """C1 controls (CSI), bidi overrides, line separators and a BOM in a <loc> were written raw to stdout."""
+    import subprocess
+    import sys
+
+    odd = "https://example.com/a\u202eb\u009b2J\u2028\ufeffc"
+    (tmp_path / "s.xml").write_text(urlset(odd.replace("&", "&amp;")), "utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "parse", str(tmp_path / "s.xml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.stdout.isascii() or not any(c in run.stdout for c in "\u202e\u009b\u2028\ufeff"), run.stdout
+    assert run.stdout.strip() and all(json.loads(line)["loc"] for line in run.stdout.splitlines())
+    assert "\u202e" not in run.stderr and "\u009b" not in run.stderr

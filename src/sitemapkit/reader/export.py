@@ -250,6 +250,15 @@ _CACHED: Final = 4096
 """Most distinct values each text cache of a writer keeps (it starts afresh when full)."""
 
 
+_UNSAFE: Final = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+"""Characters JSON may carry raw but a terminal acts on or hides (C1 controls such as CSI, NEL, the bidi
+controls, line separators, a BOM): written as `\\uXXXX` escapes, the same JSON value, safe to print."""
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def _json_or_null(value: str | None) -> str:
     return "null" if value is None else str(_quote(value))
 
@@ -353,6 +362,7 @@ def write_jsonl(entries: Iterable[UrlEntry | UrlRun], out: IO[str]) -> int:
                 f',"sitemap":{strings.get(batch.sitemap) or string(batch.sitemap)},'
                 '"images":[],"videos":[],"news":null,"alternates":[]}\n'
             )
+            rest = _UNSAFE.sub(_escaped, rest)  # the locs are plain ASCII; the sitemap's name may not be
             lines = [
                 f'{{"loc":"{loc}","lastmod":{dates.get(lastmod) or date(lastmod)},'
                 f'"changefreq":{strings.get(changefreq) or string(changefreq)},'
@@ -375,7 +385,8 @@ def write_jsonl(entries: Iterable[UrlEntry | UrlRun], out: IO[str]) -> int:
             else _dumps(entry_to_dict(e)) + "\n"
             for e in batch
         ]
-        out.write("".join(lines))
+        text = "".join(lines)
+        out.write(_UNSAFE.sub(_escaped, text) if _UNSAFE.search(text) else text)
         n += len(batch)
         texts.trim()
     return n
