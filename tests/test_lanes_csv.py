@@ -180,3 +180,86 @@ def test_short_long_and_blank_rows_in_a_block(tmp_path: Path, delimiter: str) ->
     lane = publish(path, tmp_path / "a", True)
     assert lane == publish(path, tmp_path / "b", False)
     assert [d[:2] for d in lane[1]] == [("bad-line", 9), ("duplicate-url", 15)]
+
+
+relative = st.builds(lambda s: "/" + s, st.text("ab1-._~!$&'()*+,;=:@/?%#", max_size=10))
+upper = st.builds(
+    lambda origin, s: origin + s,
+    st.sampled_from(
+        ["HTTPS://EXAMPLE.COM", "https://Example.com", "HTTPS://example.com/shop", "https://a.Example.com"]
+    ),
+    st.text("ab1-._~!$&'()*+,;=:@/?%#", max_size=10),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    locs=st.lists(
+        st.one_of(
+            relative,
+            relative,
+            upper,
+            st.sampled_from(
+                [BASE + "a", BASE + "a?b", "/a;", "/;", "/a;b?c", "/a?", "/a//b", "/a/./b", "//x/y"]
+            ),
+        ),
+        min_size=1,
+    ),
+    folder=st.sampled_from(["", "shop/"]),
+    kind=st.sampled_from(["list", "csv", "sitemap_gen"]),
+)
+def test_relative_urls_resolve_in_the_lane_as_the_general_path_resolves_them(
+    locs: list[str], folder: str, kind: str
+) -> None:
+    """A relative URL (`/page`) in canonical form is the origin and it in the lane, and so is a URL whose
+    scheme and host differ from the origin only in case (`normalize_url`
+    drops an empty query and a `;` parameter, and removes `//` and dot segments: those go the general
+    way); in sitemap_gen.py's form a relative URL is reported and left out, and the lane leaves it alone."""
+    from sitemapkit.generator.sources.lists import list_batches
+
+    base = BASE + folder
+
+    def run(out: Path, path: Path, lane: bool) -> tuple[dict[str, bytes], list[Any]]:
+        diags: list[Diagnostic] = []
+        with SitemapWriter(out, base, on_diagnostic=diags.append) as w:
+            if kind == "csv" and lane:
+                with record_batches(str(path), w.log) as batches:
+                    for batch in batches:
+                        w.add_records(batch, batch.notes)
+            elif lane:
+                with list_batches(str(path), w.log, sitemap_gen=kind == "sitemap_gen") as (batches, parse):
+                    for first, lines, clean in batches:
+                        w.add_lines(lines, first, parse, clean=clean)
+            else:
+                for record in read_records(str(path), w.log, sitemap_gen=kind == "sitemap_gen"):
+                    assert not isinstance(record, UrlEntry)
+                    w.add_entry(entry_from_text(record, w.log))
+            w.add(base + "always-one")
+        files = {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
+        return files, [(d.code, d.line, d.url, d.message) for d in diags]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("in.csv" if kind == "csv" else "in.txt")
+        rows = [loc + "\t2024-01-01" if kind != "csv" else loc + ",2024-01-01" for loc in locs]
+        path.write_text(("loc,lastmod\n" if kind == "csv" else "") + "\n".join(rows) + "\n")
+        assert run(Path(tmp) / "a", path, True) == run(Path(tmp) / "b", path, False)
+
+
+def test_relative_urls_of_a_list_stay_in_the_lane(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitemapkit.generator import writer as writer_module
+
+    seen: list[int] = []
+    add_record = writer_module.SitemapWriter.add_record
+
+    def spy(self: SitemapWriter, record: Any) -> bool:
+        seen.append(record.line)
+        return add_record(self, record)
+
+    monkeypatch.setattr(writer_module.SitemapWriter, "add_record", spy)
+    path = tmp_path / "in.csv"
+    rows = [f"/p/{i}?a=1&b=2,2024-01-01" if i % 10 else f"/p/{i};x,2024-01-01" for i in range(100)]
+    path.write_text("loc,lastmod\n" + "\n".join(rows) + "\n")
+    lane = publish(path, tmp_path / "a", True)
+    assert seen == [i + 2 for i in range(0, 100, 10)]  # only the ones with a `;` parameter
+    assert lane == publish(path, tmp_path / "b", False)
+    assert b"<loc>https://example.com/p/1?a=1&amp;b=2</loc>" in b"".join(lane[0].values())

@@ -27,7 +27,7 @@ from sitemapkit.core.constants import CHANGEFREQS, MAX_URL_LENGTH
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.generator.serialize import format_priority, xml_footer
-from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock
+from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock, ListLineParser
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ class BulkLane:
 
 
 Row = Callable[[int], None]
-_NO_ROW = (None, None, None, None)  # the columns of a row the columnar lane leaves to the general path
+_NO_ROW = ("", None, None, None)  # the columns of a row the columnar lane leaves to the general path
 
 
 def add_list_batch(
@@ -200,7 +200,8 @@ def add_list_batch(
         if record is not None:
             writer.add_record(record)
 
-    add_columns(writer, columns, odd, general, escaped=True)
+    resolve = isinstance(parse_line, ListLineParser) and parse_line.resolves_relative
+    add_columns(writer, columns, odd, general, escaped=True, resolve=resolve)
 
 
 def add_record_batch(
@@ -334,17 +335,7 @@ def _odd_urls(
             found.add(row)
             at = data.find(b"/.", ends[row]) if row < len(ends) - 1 else -1
         return found
-    canon_url = CANONICAL_URL.fullmatch
-    return [
-        i
-        for i, loc in enumerate(locs)
-        if loc is None
-        or not loc.startswith(folder)
-        or loc.startswith(own)
-        or len(loc) >= MAX_URL_LENGTH
-        or "/." in loc
-        or canon_url(loc) is None
-    ]
+    return [i for i, loc in enumerate(locs) if loc is None or not _canonical(loc, folder, own)]
 
 
 def add_columns(
@@ -354,12 +345,14 @@ def add_columns(
     general: Row,
     *,
     escaped: bool = False,
+    resolve: bool = True,
 ) -> None:
     """The columnar lane: write a batch given as columns (URL, then lastmod, changefreq, priority, each
     optional and None or "" where a row has none; `escaped`: the URLs are XML-escaped already), checking
-    each column in passes over the whole batch. A row the lane cannot take as it stands (`odd`, or any cell
-    not canonical, a duplicate, one of the set's own files) goes to `general(row)`, which reads and adds it
-    the general way, in its place in the order."""
+    each column in passes over the whole batch. `resolve`: a relative URL (`/page`) in canonical form is
+    taken as the site's origin and it, as `normalize_url` resolves it. A row the lane cannot take as it
+    stands (`odd`, or any cell not canonical, a duplicate, one of the set's own files) goes to
+    `general(row)`, which reads and adds it the general way, in its place in the order."""
     locs = columns[0]
     n = len(locs)
     if not n:
@@ -373,8 +366,6 @@ def add_columns(
     folder, own = writer.scope.folder, writer.own_prefix
     odd = set(odd)
     # the URL column: one check over the joined column, or (if it fails) one per URL
-    if None in locs:
-        locs = [loc or "" for loc in locs]  # a row the general path reads (an entry with extensions)
     joined = "\n".join(cast("list[str]", locs))
     if not escaped and ("&" in joined or "'" in joined):
         joined = joined.replace("&", "&amp;").replace("'", "&apos;")
@@ -397,7 +388,23 @@ def add_columns(
     if len(lines) != n:  # a URL with a line feed in it (a CSV cell may have one): its row is odd anyway
         lines = [loc.encode("utf-8", "surrogatepass") for loc in cast("list[str]", locs)]
     if not canonical:
-        odd.update(_odd_urls(data, lines, locs, folder, own))
+        found = set(_odd_urls(data, lines, locs, folder, own))
+        # a URL the general path would only resolve (`/page`) or lowercase (`HTTPS://Example.com/...`)
+        # to a canonical one is taken so, in the lane
+        origin = folder[: folder.index("/", folder.index("//") + 2)] if "//" in folder else ""
+        rescued = {}
+        for i in found:
+            url = _resolved(cast(str, locs[i]), origin, resolve) if origin else None
+            if url is not None and _canonical(url, folder, own):
+                rescued[i] = url
+        if rescued:
+            locs = list(locs)
+            for i, url in rescued.items():
+                locs[i] = url
+                lines[i] = url.encode("ascii")
+            longest = max(longest, *map(len, rescued.values()))
+            found.difference_update(rescued)
+        odd.update(found)
     keys = list(map(xxh3_64_intdigest, lines))
     # the optional columns: each distinct cell checked once; a column whose cells are all written as they
     # stand goes in verbatim between its tags, any other as its cells' elements
@@ -494,6 +501,38 @@ def add_columns(
         if stop < n:
             general(stop)
         start = stop + 1
+
+
+# the rest of a URL after its origin that `normalize_url` leaves as it stands, XML-escaped: no `;` in the
+# path (urljoin takes it for a parameter), no empty query, no `//` in the path and no dot segment (checked
+# apart)
+_REST = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,=:@/]*(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+)?")
+
+
+def _resolved(loc: str, origin: str, relative: bool) -> str | None:
+    """`loc` as `normalize_url` gives it against a folder of `origin` (`https://host`), when that is `origin`
+    and the rest of `loc` as it stands: for a relative URL (`/page`, if `relative`) or one whose scheme and
+    host differ from `origin` only in case. None for any other (the general path reads it)."""
+    if loc[:1] == "/":
+        rest = loc if relative else ""
+    elif loc[: len(origin)].lower() == origin and loc[: len(origin)].isascii():
+        rest = loc[len(origin) :]
+    else:
+        return None
+    if _REST.fullmatch(rest) is None or "/." in rest or "//" in rest.partition("?")[0]:
+        return None
+    return origin + rest
+
+
+def _canonical(url: str, folder: str, own: str) -> bool:
+    """Whether `url` (XML-escaped) is canonical, under `folder` and not one of the set's own files."""
+    return (
+        url.startswith(folder)
+        and not url.startswith(own)
+        and len(url) < MAX_URL_LENGTH
+        and "/." not in url
+        and CANONICAL_URL.fullmatch(url) is not None
+    )
 
 
 def _row_sizes(pieces: Sequence[str | None], width: int, start: int, stop: int) -> list[int]:

@@ -771,6 +771,25 @@ def is_url_list(name: str) -> bool:
 LineParser = Callable[[str, int], "TextRecord | None"]
 
 
+class ListLineParser:
+    """Parses one line of a URL list into a record (see `_list_record`), reporting against its file."""
+
+    __slots__ = ("_fields", "sitemap_gen")
+
+    def __init__(self, fields: _Reporter, sitemap_gen: bool) -> None:
+        self._fields = fields
+        self.sitemap_gen = sitemap_gen
+
+    def __call__(self, text: str, number: int) -> TextRecord | None:
+        return _list_record(text, number, self._fields, self.sitemap_gen)
+
+    @property
+    def resolves_relative(self) -> bool:
+        """Whether a relative URL (`/page`) is kept, for the writer to resolve against the base URL (not
+        in sitemap_gen.py's form, where it is reported and left out)."""
+        return not self.sitemap_gen
+
+
 @contextmanager
 def list_batches(
     name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
@@ -780,8 +799,7 @@ def list_batches(
     stream = open_input(name)
     fields = _Reporter("<stdin>" if name == "-" else name, report)
 
-    def parse(text: str, number: int) -> TextRecord | None:
-        return _list_record(text, number, fields, sitemap_gen)
+    parse = ListLineParser(fields, sitemap_gen)
 
     def batches() -> Iterator[tuple[int, Sequence[str], bool]]:
         try:
