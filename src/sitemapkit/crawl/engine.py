@@ -512,7 +512,7 @@ class Crawler:
             if head.modified is not None:  # the page's own date first, then the server's
                 out.lastmod = head.modified
             else:
-                served = _http_date(headers.get("last-modified"))
+                served = http_date(headers.get("last-modified"))
                 out.lastmod = format_w3c(served) if served is not None else None
             out.alternates = alternates
             if self.options.images:
@@ -576,8 +576,9 @@ class Crawler:
         return out
 
 
-def _http_date(value: str | None) -> Lastmod | None:
-    """An HTTP date (`Last-Modified`) as an aware datetime; None when absent or unusable."""
+def http_date(value: str | None) -> Lastmod | None:
+    """An HTTP date (`Last-Modified`, `Date`) as an aware datetime; None when absent, unusable or without a
+    timezone."""
     if not value:
         return None
     try:
@@ -587,4 +588,4 @@ def _http_date(value: str | None) -> Lastmod | None:
     return when if when.tzinfo is not None else None
 
 
-__all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "Scope", "make_fetcher"]
+__all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "Scope", "http_date", "make_fetcher"]

@@ -25,7 +25,7 @@ from sitemapkit.core.page import (
     resolve_link,
 )
 from sitemapkit.core.urls import normalize_url
-from sitemapkit.crawl.engine import CrawlOptions, _http_date
+from sitemapkit.crawl.engine import CrawlOptions, http_date
 from sitemapkit.crawl.judge import HTML_TYPES, Signals, header_signals, read_signals, text_of
 from sitemapkit.reader.fetch import Fetcher, FetchError, FetchRefusedError, FetchResponse, Hop
 from sitemapkit.reader.polite import agent_token, origin_of
@@ -129,8 +129,8 @@ class Prober:
             out.final_url = response.final_url
         out.content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower() or None
         out.x_robots_tag = tuple(headers.get_list("x-robots-tag"))
-        out.last_modified = _http_date(headers.get("last-modified"))
-        out.date = _http_date(headers.get("date"))
+        out.last_modified = http_date(headers.get("last-modified"))
+        out.date = http_date(headers.get("date"))
         url = out.final_url or out.url
         signals = header_signals(out.x_robots_tag, headers.get_list("link"), url, self.agent)
         out.noindex, out.canonical = signals.noindex, signals.canonical
