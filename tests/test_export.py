@@ -58,6 +58,19 @@ FULL = UrlEntry(
 )
 
 
+def terminal_safe_json(value: object) -> str:
+    """`json.dumps` compact with non-ASCII kept, but the characters a terminal acts on or hides (DEL and
+    the C1 controls, bidi controls, zero-width and line separators, a BOM) as `\\uXXXX` escapes."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    unsafe = (
+        {*range(0x7F, 0xA0), 0x061C, 0xFEFF}
+        | set(range(0x200B, 0x2010))
+        | set(range(0x2028, 0x202F))
+        | set(range(0x2060, 0x206A))
+    )
+    return "".join(f"\\u{ord(c):04x}" if ord(c) in unsafe else c for c in text)
+
+
 def test_entry_to_dict_shape() -> None:
     d = entry_to_dict(FULL)
     assert list(d) == [
@@ -195,7 +208,7 @@ def test_round_trip_property(
     entry = UrlEntry(loc, lastmod, changefreq, priority, tuple(images), alternates=tuple(alternates))
     assert entry_from_dict(json.loads(json.dumps(entry_to_dict(entry)))) == entry
     line = entry_to_json(entry)
-    assert line == json.dumps(entry_to_dict(entry), ensure_ascii=False, separators=(",", ":"))
+    assert line == terminal_safe_json(entry_to_dict(entry))
     assert entry_from_dict(json.loads(line)) == entry
 
 
@@ -235,9 +248,7 @@ def test_batch_writers_write_what_the_per_entry_functions_write(entries: list[Ur
     entry on its own: `json.dumps(entry_to_dict(e))` per line, `csv.writer` over `entry_to_row(e)`."""
     jsonl, table, expected_table = io.StringIO(), io.StringIO(), io.StringIO()
     assert write_jsonl(entries, jsonl) == len(entries)
-    expected = "".join(
-        json.dumps(entry_to_dict(e), ensure_ascii=False, separators=(",", ":")) + "\n" for e in entries
-    )
+    expected = "".join(terminal_safe_json(entry_to_dict(e)) + "\n" for e in entries)
     assert jsonl.getvalue() == expected
     assert write_csv(entries, table) == len(entries)
     writer = csv.writer(expected_table, lineterminator="\n")

@@ -264,7 +264,13 @@ def _json_or_null(value: str | None) -> str:
 
 
 def entry_to_json(entry: UrlEntry) -> str:
-    """`entry_to_dict(entry)` as one compact JSON line (without the newline), non-ASCII kept as is."""
+    """`entry_to_dict(entry)` as one compact JSON line (without the newline), non-ASCII kept as is but for
+    what a terminal would act on (C1 and bidi controls, line separators: `\\uXXXX`)."""
+    text = _entry_to_json(entry)
+    return _UNSAFE.sub(_escaped, text) if _UNSAFE.search(text) else text
+
+
+def _entry_to_json(entry: UrlEntry) -> str:
     if entry.images or entry.videos or entry.news is not None or entry.alternates:
         return _dumps(entry_to_dict(entry))
     # The common case, written directly: the same text as json.dumps, several times faster.
