@@ -46,7 +46,7 @@ from sitemapkit.crawl.policy import (
     CrawlRules,
     path_problem,
 )
-from sitemapkit.reader.discover import looks_like_sitemap, sitemaps_in_robots
+from sitemapkit.reader.discover import discover
 from sitemapkit.reader.fetch import (
     Fetcher,
     FetchError,
@@ -211,21 +211,9 @@ class Crawler:
         self._enqueue([start], 0, None, 0)
         if not self.options.sitemaps:
             return
-        origin = origin_of(start)
-        robots = await self.fetcher.robots(start)
-        urls: list[str] = []
-        if robots.status < 300:
-            urls = sitemaps_in_robots(robots.text, origin + "/robots.txt", on_diagnostic=self.report)
-        if not urls:
-            for path in SEED_PATHS:
-                try:
-                    async with self.fetcher.stream(origin + path) as response:
-                        head, _ = await response.read(4096) if response.ok else (b"", False)
-                except FetchError:  # robots.txt disallows it, or it could not be had
-                    continue
-                if looks_like_sitemap(head):
-                    urls = [origin + path]
-                    break
+        # the one discovery (robots.txt's Sitemap: lines, else the first well-known path that is one)
+        found = await discover(start, self.fetcher, on_diagnostic=self.report, well_known=SEED_PATHS)
+        urls = found.sitemaps
         from sitemapkit.reader.walk import AsyncReader, ReadOptions
 
         # URLs the site chose: read with the site's policy (not trusted as the start URL is), through the
