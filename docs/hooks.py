@@ -111,7 +111,8 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
 # "More"; a group name that is no longer exported fails the build).
 API_GROUPS: dict[str, list[str]] = {
     "Writing sitemaps": ["generate", "SitemapWriter", "PublishResult", "SitemapFile", "build", "abuild"],
-    "Crawling a site": ["crawl", "acrawl"],
+    "Crawling a site": ["crawl", "acrawl", "CrawlProgress"],
+    "Fetching politely": ["FetchOptions", "FetchPolicy", "Politeness"],
     "Reading sitemaps": ["read", "aread", "Reader", "AsyncReader", "SitemapNode"],
     "Parsing one document": ["parse_file", "parse_bytes", "SitemapParser"],
     "Writing entries out": ["write_jsonl", "write_csv", "write_parquet"],

@@ -26,6 +26,7 @@ from sitemapkit.core.urls import Scope, normalize_url
 if TYPE_CHECKING:
     from sitemapkit.audit.report import AuditReport
     from sitemapkit.audit.run import aaudit, audit
+    from sitemapkit.crawl.engine import CrawlProgress
     from sitemapkit.crawl.run import abuild, acrawl, build, crawl
     from sitemapkit.generator.config import ConfigError
     from sitemapkit.generator.robots import RobotsResult, update_robots, update_robots_text
@@ -35,9 +36,10 @@ if TYPE_CHECKING:
     from sitemapkit.harvest.run import HarvestProgress, aharvest, harvest
     from sitemapkit.publisher.indexnow import IndexNowError
     from sitemapkit.reader.export import write_csv, write_jsonl
-    from sitemapkit.reader.fetch import FetchError
+    from sitemapkit.reader.fetch import FetchError, FetchOptions, FetchPolicy
     from sitemapkit.reader.parquet import write_parquet
     from sitemapkit.reader.parser import SitemapParser, parse_bytes, parse_file
+    from sitemapkit.reader.polite import Politeness
     from sitemapkit.reader.walk import AsyncReader, Reader, SitemapNode, aread, read
     from sitemapkit.validator.report import FileReport, ValidationReport
     from sitemapkit.validator.run import avalidate, validate
@@ -58,6 +60,10 @@ _LAZY = {
     "HarvestProgress": "sitemapkit.harvest.run",
     "ConfigError": "sitemapkit.generator.config",
     "FetchError": "sitemapkit.reader.fetch",
+    "FetchOptions": "sitemapkit.reader.fetch",
+    "FetchPolicy": "sitemapkit.reader.fetch",
+    "Politeness": "sitemapkit.reader.polite",
+    "CrawlProgress": "sitemapkit.crawl.engine",
     "IndexNowError": "sitemapkit.publisher.indexnow",
     "generate": "sitemapkit.generator.run",
     "RobotsResult": "sitemapkit.generator.robots",
@@ -118,9 +124,12 @@ __all__ = [
     "AsyncReader",
     "AuditReport",
     "ConfigError",
+    "CrawlProgress",
     "Diagnostic",
     "DiagnosticLog",
     "FetchError",
+    "FetchOptions",
+    "FetchPolicy",
     "FileReport",
     "HarvestOptions",
     "HarvestProgress",
@@ -131,6 +140,7 @@ __all__ = [
     "InvalidDateError",
     "InvalidUrlError",
     "News",
+    "Politeness",
     "PublishError",
     "PublishResult",
     "Reader",
