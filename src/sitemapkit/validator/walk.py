@@ -19,9 +19,8 @@ from typing import IO, BinaryIO, Final, cast
 from urllib.parse import unquote, urlsplit
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
-from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.model import IndexEntry, UrlEntry
-from sitemapkit.core.urls import folder_of, normalize_url
+from sitemapkit.core.urls import folder_of, url_key
 from sitemapkit.reader.discover import classify, discover
 from sitemapkit.reader.fetch import (
     ContentDecodingError,
@@ -46,14 +45,6 @@ _LINE_CAP: Final = 1 << 20
 """Most characters of one line searched for an excerpt (a minified file is one huge line)."""
 _LOOKAHEAD: Final = 8
 """Lines after an entry's first searched for the URL at fault, for the excerpt."""
-
-
-def _visit_key(url: str) -> str:
-    """A URL as compared for loops: normalised, without its fragment."""
-    try:
-        return normalize_url(url).partition("#")[0]
-    except InvalidUrlError:
-        return url
 
 
 @dataclass(slots=True)
@@ -192,7 +183,7 @@ class Validator:
     def _seen(self, *urls: str | None) -> None:
         for url in urls:
             if url and "://" in url:
-                self._visited.add(_visit_key(url))
+                self._visited.add(url_key(url))
 
     async def _tree(self, root: _Job, fetcher: Fetcher) -> None:
         self._visited.clear()
@@ -212,7 +203,7 @@ class Validator:
         if file.kind != "sitemapindex" or not self.options.recursive:
             return
         for child in children:
-            if _visit_key(child.url) in self._visited:
+            if url_key(child.url) in self._visited:
                 self._loop(file, child.line, child.url, "lists itself (or a sitemap already read)")
                 continue
             job = self._child_job(root, file, child)
@@ -402,7 +393,7 @@ class Validator:
                 file.status = response.status
                 if response.redirects:
                     file.final_url = response.final_url
-                    if job.parent is not None and _visit_key(response.final_url) in self._visited:
+                    if job.parent is not None and url_key(response.final_url) in self._visited:
                         file.error = "redirects to a sitemap already read"
                         self._loop(
                             job.parent,
