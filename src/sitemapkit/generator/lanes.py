@@ -326,10 +326,13 @@ def _odd_urls(
             found.update(compress(rows, map(bytes.startswith, lines, repeat(own_b))))
         if max(map(len, lines)) >= MAX_URL_LENGTH:
             found.update(compress(rows, map(MAX_URL_LENGTH.__le__, map(len, lines))))
-        ends = list(accumulate(map((1).__add__, map(len, lines))))  # where each row's LF lies, plus one
-        if data.translate(None, _URL_BYTES_AND_LF):
-            found.update(bisect_right(ends, m.start()) for m in _NOT_URL_BYTE.finditer(data))
+        strange = bool(data.translate(None, _URL_BYTES_AND_LF))
         at = data.find(b"/.")
+        if not strange and at < 0:
+            return found
+        ends = list(accumulate(map((1).__add__, map(len, lines))))  # where each row's LF lies, plus one
+        if strange:
+            found.update(bisect_right(ends, m.start()) for m in _NOT_URL_BYTE.finditer(data))
         while at >= 0:
             row = bisect_right(ends, at)
             found.add(row)

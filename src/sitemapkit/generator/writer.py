@@ -933,8 +933,10 @@ def _check_writable(folder: Path) -> None:
 
 
 def _key(value: Lastmod) -> str:
+    if type(value) is dt.date and value.year >= 1000:  # (strftime does not pad a year before 1000)
+        return value.isoformat() + "T00:00:00"
     instant = sort_key(value)
-    text = instant.strftime("%Y-%m-%dT%H:%M:%S")
+    text = instant.isoformat()[:19] if instant.year >= 1000 else instant.strftime("%Y-%m-%dT%H:%M:%S")
     return f"{text}.{instant.microsecond:06d}" if instant.microsecond else text
 
 
