@@ -559,7 +559,8 @@ def _write_rows(
         part = writer._current_part()
         room = writer.max_bytes - _FOOTER - part.header - part.body
         stop = min(end, start + writer.max_urls - part.urls)
-        text = "".join(pieces[start * width : stop * width])  # type: ignore[arg-type]
+        whole = start == 0 and stop * width == len(pieces)  # (the common case: no slice to copy)
+        text = "".join(pieces if whole else pieces[start * width : stop * width])  # type: ignore[arg-type]
         if len(text) > room:
             ends = list(accumulate(_row_sizes(pieces, width, start, stop)))
             stop = start + bisect_right(ends, room)
@@ -573,7 +574,7 @@ def _write_rows(
         writer.pipeline.accepted += stop - start
         if lastmod_keys is not None:
             window = lastmods[start:stop]
-            best = max(map(lastmod_keys.__getitem__, window))
+            best = max(map(lastmod_keys.__getitem__, set(window)))
             if best > part.newest_key:  # the first of the newest, as the general path keeps it
                 part.newest = next(v for v in window if lastmod_keys[v] == best)
                 part.newest_key = best
