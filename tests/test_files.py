@@ -172,6 +172,80 @@ def test_the_sweep_touches_only_its_own_names(tmp_path: Path) -> None:
     assert secret.read_text() == "precious"
 
 
+def test_atomic_file_is_the_sink_a_parquet_writer_keeps_open(tmp_path: Path) -> None:
+    """`AtomicFile` (what `atomic_write` is made of) for a long-lived writer: a ParquetWriter writes into
+    `.file`, the file object is closed before `commit()` (as a library may do with its sink), and the
+    temporary file stays held (no sweep takes it) until `commit()` publishes it whole."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from sitemapkit.core.files import AtomicFile
+
+    target = tmp_path / "t.parquet"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    out = AtomicFile(target)
+    table = pa.table({"a": list(range(1000))})
+    with pq.ParquetWriter(out.file, table.schema, compression="zstd") as writer:
+        for _ in range(3):
+            writer.write_table(table)
+    assert not out.file.closed  # closing the ParquetWriter leaves its sink open ...
+    out.file.close()  # ... and a sink closed before the commit is fine
+    assert target.read_bytes() == b"old"
+    (name,) = temps(tmp_path)
+    assert name == os.path.basename(out.temp) and name.startswith(".t.parquet.")
+    assert sweep_stale_temps(tmp_path, "t.parquet", stale_after=0) == []  # still held
+    out.commit()
+    assert pq.read_table(target).num_rows == 3000
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert temps(tmp_path) == []
+    out.discard()  # after the commit: nothing
+    assert pq.read_table(target).num_rows == 3000
+    with pytest.raises(ValueError, match="already committed"):
+        out.commit()
+
+
+def test_atomic_file_discard_and_with_block(tmp_path: Path) -> None:
+    from sitemapkit.core.files import AtomicFile
+
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    out = AtomicFile(target, "w")
+    out.file.write("half")
+    out.discard()
+    out.discard()
+    assert target.read_text() == "old" and temps(tmp_path) == []
+    with pytest.raises(ValueError):
+        out.commit()
+    with AtomicFile(target, "w", newline="") as done:
+        done.file.write("new\r\n")
+    assert target.read_bytes() == b"new\r\n" and done.done
+    with pytest.raises(RuntimeError), AtomicFile(target, "w") as failed:
+        failed.file.write("x")
+        raise RuntimeError
+    assert target.read_bytes() == b"new\r\n" and temps(tmp_path) == []
+    with pytest.raises(ValueError, match="mode"):
+        AtomicFile(target, "a")
+    assert temps(tmp_path) == []
+
+
+def test_the_sweep_without_a_name_takes_every_temp_of_the_folder(tmp_path: Path) -> None:
+    """For a folder only sitemapkit writes (a harvest's dataset): every `.*.tmp` nobody holds goes."""
+    keep = ["part-1.parquet", "x.tmp", ".x.tmpx", "_manifest.tmp"]
+    gone = [".part-1.parquet.abcdefgh.tmp", ".summary.json.tmp", ".lnk.tmp"]
+    for name in keep + gone[:2]:
+        (tmp_path / name).write_text("x")
+    secret = tmp_path / "secret"
+    secret.write_text("precious")
+    (tmp_path / ".lnk.tmp").symlink_to(secret)
+    with atomic_write(tmp_path / "live.txt") as f:  # held by a writer at work
+        (live,) = [n for n in temps(tmp_path) if n.startswith(".live.txt.")]
+        assert sweep_stale_temps(tmp_path, None, stale_after=0) == sorted(gone)
+        assert live in temps(tmp_path)
+        f.write(b"x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*keep, "live.txt", "secret"])
+    assert secret.read_text() == "precious"
+
+
 def test_ctrl_c_mid_write_leaves_no_temp(tmp_path: Path) -> None:
     target = tmp_path / "out.txt"
     target.write_text("old")

@@ -3,7 +3,9 @@ run left behind.
 
 - `atomic_write(path)` writes a temporary file beside `path` and renames it over `path` once complete and
   flushed to disk: a reader sees the old file or the new one, never a part; an exception (Ctrl-C
-  included) removes the temporary file and leaves `path` as it was.
+  included) removes the temporary file and leaves `path` as it was. `AtomicFile(path)` is the same writer
+  (the one implementation: `atomic_write` uses it) for a file kept open across calls, a Parquet writer's
+  sink: `.file`, then `commit()` or `discard()`.
 - The temporary file is `.NAME.<random>.tmp` in `path`'s folder, created by `tempfile.mkstemp`
   (`O_CREAT | O_EXCL`, `O_NOFOLLOW`): never a predictable name, and a symbolic link planted at any name
   makes the creation fail rather than write through it.
@@ -36,7 +38,14 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no locks; the sweep then goes by age alone
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["STALE_AFTER", "SymlinkRefused", "atomic_write", "open_new_nofollow", "sweep_stale_temps"]
+__all__ = [
+    "STALE_AFTER",
+    "AtomicFile",
+    "SymlinkRefused",
+    "atomic_write",
+    "open_new_nofollow",
+    "sweep_stale_temps",
+]
 
 STALE_AFTER: Final = 60.0
 """Seconds a temporary file nobody holds must have been left unchanged before `sweep_stale_temps` removes
@@ -66,6 +75,123 @@ def _temp_prefix(name: str) -> str:
     return f".{name}."
 
 
+class AtomicFile:
+    """The one atomic writer, in the form a long-lived writer keeps (a Parquet writer's sink): `.file` is
+    the file object (`mode` "wb" or "w"; text with `encoding` and `newline`) open on a temporary file
+    beside `path` (see the module's docstring); `commit()` makes it `path`, `discard()` removes it.
+    `atomic_write` is this in a `with` block.
+
+    `commit()` flushes `.file`, syncs it to disk (with `fsync`), renames it over `path`, closes it and, with
+    `fsync`, syncs the folder. `.file` may be closed before (a library closing its sink): the temporary
+    file's own descriptor and its `flock` stay open until `commit()` or `discard()`, so it is still synced,
+    and no sweep can take it in between. A regular file already at `path` passes on its permissions (and
+    owner, where allowed); a new file gets the default ones (the umask applies). A symbolic link at `path`
+    is replaced, never written through. An exception inside `commit()` discards the file; `discard()` is
+    safe to call at any time, again, or after `commit()` (then it does nothing). As a context manager:
+    committed when the block ends without an exception, discarded otherwise.
+
+    Raises `OSError` (the folder is missing or not writable) and `ValueError` for a `mode` other than
+    "wb" or "w"."""
+
+    path: str
+    """The absolute path the file becomes."""
+    temp: str
+    """The temporary file's path (`.NAME.<random>.tmp`), until it is committed or discarded."""
+    file: IO[Any]
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: str = "wb",
+        *,
+        fsync: bool = True,
+        encoding: str | None = "utf-8",
+        newline: str | None = None,
+    ) -> None:
+        if mode not in ("wb", "w"):
+            raise ValueError(f"AtomicFile: mode must be 'wb' or 'w', not {mode!r}")
+        self.path = os.path.abspath(os.fspath(path))
+        self._folder, name = os.path.split(self.path)
+        self._fsync = fsync
+        self._done = False
+        fd, self.temp = tempfile.mkstemp(dir=self._folder, prefix=_temp_prefix(name), suffix=".tmp")
+        self._fd = fd
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # ours alone: a sweep leaves it (released when fd closes)
+            try:
+                old: os.stat_result | None = os.lstat(self.path)
+            except OSError:
+                old = None
+            if old is not None and stat.S_ISREG(old.st_mode):
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
+                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                    with contextlib.suppress(OSError):
+                        os.fchown(fd, old.st_uid, old.st_gid)
+            else:
+                os.fchmod(fd, 0o666 & ~_umask())
+            # closefd=False: the descriptor (and the lock) outlive a close of the file object
+            self.file = (
+                os.fdopen(fd, "wb", closefd=False)
+                if mode == "wb"
+                else os.fdopen(fd, "w", encoding=encoding, newline=newline, closefd=False)
+            )
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(self.temp)
+            os.close(fd)
+            self._done = True
+            raise
+
+    def commit(self) -> None:
+        """Flush, sync and rename the file over `path` (see the class); `ValueError` once it was committed
+        or discarded."""
+        if self._done:
+            raise ValueError(f"AtomicFile({self.path!r}): already committed or discarded")
+        try:
+            if not self.file.closed:
+                self.file.flush()
+            if self._fsync:
+                os.fsync(self._fd)
+            os.replace(self.temp, self.path)
+        except BaseException:
+            self.discard()
+            raise
+        self._done = True
+        with contextlib.suppress(OSError):
+            self.file.close()
+        os.close(self._fd)
+        if self._fsync:
+            _sync_folder(self._folder)
+
+    def discard(self) -> None:
+        """Close and remove the temporary file (`path` stays as it was); nothing once committed or
+        discarded."""
+        if self._done:
+            return
+        self._done = True
+        with contextlib.suppress(OSError, ValueError):
+            self.file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.temp)  # still holding the lock
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+    @property
+    def done(self) -> bool:
+        """Committed or discarded."""
+        return self._done
+
+    def __enter__(self) -> AtomicFile:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
 @contextmanager
 def atomic_write(
     path: str | os.PathLike[str],
@@ -76,55 +202,22 @@ def atomic_write(
     newline: str | None = None,
 ) -> Iterator[IO[Any]]:
     """A file object (`mode` "wb" or "w"; text with `encoding` and `newline`) that becomes `path` when the
-    block ends without an exception: written under a temporary name beside it (see the module's
-    docstring), flushed and, with `fsync`, synced to disk (and the folder after the rename) before it
-    replaces `path`. A regular file already at `path` passes on its permissions (and owner, where allowed);
-    a new file gets the default ones (the umask applies). A symbolic link at `path` is replaced, never
-    written through. Any exception (KeyboardInterrupt, SIGTERM's included) removes the temporary file and
-    leaves `path` as it was.
+    block ends without an exception: an `AtomicFile` (written under a temporary name beside `path`, see
+    the module's docstring), flushed and, with `fsync`, synced to disk (and the folder after the rename)
+    before it replaces `path`. A regular file already at `path` passes on its permissions (and owner, where
+    allowed); a new file gets the default ones (the umask applies). A symbolic link at `path` is replaced,
+    never written through. Any exception (KeyboardInterrupt, SIGTERM's included) removes the temporary file
+    and leaves `path` as it was.
 
     Raises `OSError` (the folder is missing or not writable, the disk is full) and `ValueError` for a
     `mode` other than "wb" or "w"."""
-    if mode not in ("wb", "w"):
-        raise ValueError(f"atomic_write: mode must be 'wb' or 'w', not {mode!r}")
-    target = os.path.abspath(os.fspath(path))
-    folder, name = os.path.split(target)
-    fd, temp = tempfile.mkstemp(dir=folder, prefix=_temp_prefix(name), suffix=".tmp")
-    f: IO[Any] | None = None
+    out = AtomicFile(path, mode, fsync=fsync, encoding=encoding, newline=newline)
     try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # ours alone: a sweep leaves it (released when fd closes)
-        try:
-            old: os.stat_result | None = os.lstat(target)
-        except OSError:
-            old = None
-        if old is not None and stat.S_ISREG(old.st_mode):
-            os.fchmod(fd, stat.S_IMODE(old.st_mode))
-            if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
-                with contextlib.suppress(OSError):
-                    os.fchown(fd, old.st_uid, old.st_gid)
-        else:
-            os.fchmod(fd, 0o666 & ~_umask())
-        f = os.fdopen(fd, "wb") if mode == "wb" else os.fdopen(fd, "w", encoding=encoding, newline=newline)
-        yield f
-        if not f.closed:
-            f.flush()
-            if fsync:
-                os.fsync(f.fileno())
-        os.replace(temp, target)
-        f.close()
+        yield out.file
     except BaseException:
-        if f is not None:
-            with contextlib.suppress(OSError):
-                f.close()
-        else:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        out.discard()
         raise
-    if fsync:
-        _sync_folder(folder)
+    out.commit()
 
 
 def _sync_folder(folder: str) -> None:
@@ -166,14 +259,16 @@ def open_new_nofollow(
 
 
 def sweep_stale_temps(
-    folder: str | os.PathLike[str], name: str, *, stale_after: float = STALE_AFTER
+    folder: str | os.PathLike[str], name: str | None, *, stale_after: float = STALE_AFTER
 ) -> list[str]:
-    """Remove the temporary files `.NAME.*.tmp` that a killed run of `atomic_write(folder/NAME)` left in
-    `folder`: those no live writer holds (its `flock`) and unchanged for `stale_after` seconds. Only
-    regular files and symbolic links of that name are removed (a link itself, never what it leads to);
-    returns the names removed. Errors (a folder that cannot be listed, a file gone meanwhile) are ignored:
-    a sweep is housekeeping."""
-    pattern = re.compile(re.escape(_temp_prefix(name)) + r"[^/]+\.tmp")
+    """Remove the temporary files `.NAME.*.tmp` that a killed run of `atomic_write(folder/NAME)` (or of an
+    `AtomicFile`) left in `folder`: those no live writer holds (its `flock`) and unchanged for `stale_after`
+    seconds. `name` None takes every `.*.tmp` in `folder`, for a folder that only sitemapkit writes (a
+    harvest's dataset, whose part names a sweep cannot know). Only regular files and symbolic links of
+    that name are removed (a link itself, never what it leads to); returns the names removed. Errors (a
+    folder that cannot be listed, a file gone meanwhile) are ignored: a sweep is housekeeping."""
+    prefix = re.escape(_temp_prefix(name)) if name is not None else r"\."
+    pattern = re.compile(prefix + r"[^/]+\.tmp")
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -2,16 +2,17 @@
 
 Layout of DATASET:
 
-    urls/part-<worker>-<n>.parquet   URL rows, in row groups; a part is written as `.part-...tmp` and renamed
-                                     when closed, so a reader never sees a half-written file
+    urls/part-<worker>-<n>.parquet   URL rows, in row groups; a part is written as `.part-...<random>.tmp`
+                                     (`core.files.AtomicFile`) and renamed when closed, so a reader never
+                                     sees a half-written file
     _manifest/<worker>.jsonl         one line per finished site (its row, its sitemaps, its counts), appended
                                      only after every URL row of the site is in a renamed part
     sites.parquet, sitemaps.parquet, summary.json   written at the end, from the manifest
 
 A kill at any moment leaves parts and manifest lines that agree, except for rows of sites with no manifest
-line yet: `--resume` deletes the unfinished `.tmp` parts, rewrites any part holding rows of an unfinished
-site without them, and reads only the sites the manifest lacks. Files starting with `_` or `.` are skipped
-by pyarrow, DuckDB globs and Spark, so `urls/` reads as one dataset.
+line yet: `--resume` deletes the unfinished `.tmp` files (those no live writer holds), rewrites any part
+holding rows of an unfinished site without them, and reads only the sites the manifest lacks. Files
+starting with `_` or `.` are skipped by pyarrow, DuckDB globs and Spark, so `urls/` reads as one dataset.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.core.files import AtomicFile, open_new_nofollow, sweep_stale_temps
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.harvest.rows import COUNTED, DICTIONARY_COLUMNS, UrlBuffer, pyarrow, url_schema
 from sitemapkit.reader.runs import UrlRun
@@ -66,7 +68,7 @@ class PartWriter:
         self._schema = url_schema()
         self._buffer = UrlBuffer()
         self._writer: Any = None
-        self._tmp: Path | None = None
+        self._file: AtomicFile | None = None
         self._part_rows = 0
         self._opened = 0.0
         self._seq = 0
@@ -110,10 +112,15 @@ class PartWriter:
         pa = pyarrow()
         if self._writer is None:
             self._seq += 1
-            self._tmp = self.root / URLS / f".part-{self.worker}-{self._seq:05d}.parquet.tmp"
-            self._writer = pa.parquet.ParquetWriter(
-                str(self._tmp), self._schema, compression="zstd", use_dictionary=list(DICTIONARY_COLUMNS)
-            )
+            out = AtomicFile(self.root / URLS / f"part-{self.worker}-{self._seq:05d}.parquet")
+            try:
+                self._writer = pa.parquet.ParquetWriter(
+                    out.file, self._schema, compression="zstd", use_dictionary=list(DICTIONARY_COLUMNS)
+                )
+            except BaseException:
+                out.discard()
+                raise
+            self._file = out
             self._opened = self._clock()
         self._writer.write_table(self._buffer.table(self._schema), row_group_size=self.row_group_rows)
         self._part_rows += self._buffer.rows
@@ -124,14 +131,12 @@ class PartWriter:
         """Close the current part (publishing it under its final name), then commit the finished sites."""
         self._flush()
         if self._writer is not None:
-            assert self._tmp is not None
+            assert self._file is not None
             self._writer.close()
-            final = self._tmp.with_name(self._tmp.name[1:].removesuffix(".tmp"))
-            _fsync(self._tmp)
-            os.replace(self._tmp, final)
-            self.files.append(final.name)
+            self._file.commit()
+            self.files.append(os.path.basename(self._file.path))
             self._writer = None
-            self._tmp = None
+            self._file = None
             self._part_rows = 0
         self._commit()
 
@@ -140,7 +145,7 @@ class PartWriter:
             return
         if self._manifest is None:
             path = self.root / MANIFEST / f"{self.worker}.jsonl"
-            self._manifest = open(path, "a", encoding="utf-8")  # noqa: SIM115  (kept open across commits)
+            self._manifest = open_new_nofollow(path, "a")  # (kept open across commits)
         self._manifest.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending))
         self._manifest.flush()
         os.fsync(self._manifest.fileno())
@@ -160,20 +165,13 @@ class PartWriter:
         if self._writer is not None:
             with contextlib.suppress(Exception):
                 self._writer.close()
-            if self._tmp is not None:
-                self._tmp.unlink(missing_ok=True)
             self._writer = None
+        if self._file is not None:
+            self._file.discard()
+            self._file = None
         if self._manifest is not None:
             self._manifest.close()
             self._manifest = None
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def records(root: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -261,8 +259,8 @@ def prepare(root: str | os.PathLike[str], *, resume: bool) -> set[str]:
     parts = {part: _part_sites(part) for part in sorted((path / URLS).glob("*.parquet"))}
     for name in OUTPUTS:
         (path / name).unlink(missing_ok=True)
-    for leftover in [*(path / URLS).glob(".*.tmp"), *path.glob(".*.tmp")]:
-        leftover.unlink()
+    for folder in (path / URLS, path):  # a killed run's temporary files, whatever their age
+        sweep_stale_temps(folder, None, stale_after=0)
     for part, sites in parts.items():
         _drop_unfinished(part, sites, done)
     return done
@@ -288,12 +286,12 @@ def _drop_unfinished(part: Path, sites: list[str], done: set[str]) -> None:
     pa = pyarrow()
     pq = pa.parquet
     keep = pa.array(sorted(done & set(sites)), type=pa.string())
-    tmp = part.with_name(f".{part.name}.rewrite.tmp")
     kept = 0
+    out = AtomicFile(part)
     try:
         source = pq.ParquetFile(part)
         try:
-            with pq.ParquetWriter(str(tmp), source.schema_arrow, compression="zstd") as writer:
+            with pq.ParquetWriter(out.file, source.schema_arrow, compression="zstd") as writer:
                 for batch in source.iter_batches():
                     table = pa.Table.from_batches([batch])
                     table = table.filter(pa.compute.is_in(table.column("site"), value_set=keep))
@@ -303,10 +301,13 @@ def _drop_unfinished(part: Path, sites: list[str], done: set[str]) -> None:
         finally:
             source.close()
     except pa.ArrowException as exc:  # a damaged page the first look did not reach: the part stays
-        tmp.unlink(missing_ok=True)
+        out.discard()
         raise InputError(f"{part}: cannot be read whole ({exc}); {_TAMPERED}") from None
+    except BaseException:
+        out.discard()
+        raise
     if kept:
-        os.replace(tmp, part)
+        out.commit()
     else:
-        tmp.unlink()
+        out.discard()
         part.unlink()

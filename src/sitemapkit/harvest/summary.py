@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from sitemapkit.core.files import AtomicFile, atomic_write
 from sitemapkit.harvest.rows import SITE_COLUMNS, SITEMAP_COLUMNS, flat_schema, pyarrow, rows_table
 from sitemapkit.harvest.site import STAT_KEYS
 from sitemapkit.harvest.store import records
@@ -16,14 +18,19 @@ _CHUNK = 50_000
 
 
 class _TableWriter:
-    """Rows into one Parquet file, a row group per chunk, published by rename on close."""
+    """Rows into one Parquet file, a row group per chunk, published by rename on close (an `AtomicFile`);
+    `discard` drops it."""
 
     def __init__(self, path: Path, columns: tuple[tuple[str, str], ...]) -> None:
         pa = pyarrow()
         self.path = path
-        self.tmp = path.with_name(f".{path.name}.tmp")
         self.schema = flat_schema(columns)
-        self.writer = pa.parquet.ParquetWriter(str(self.tmp), self.schema, compression="zstd")
+        self.file = AtomicFile(path)
+        try:
+            self.writer = pa.parquet.ParquetWriter(self.file.file, self.schema, compression="zstd")
+        except BaseException:
+            self.file.discard()
+            raise
         self.rows: list[dict[str, Any]] = []
 
     def add(self, row: dict[str, Any]) -> None:
@@ -39,7 +46,12 @@ class _TableWriter:
     def close(self) -> None:
         self.flush()
         self.writer.close()
-        os.replace(self.tmp, self.path)
+        self.file.commit()
+
+    def discard(self) -> None:
+        with contextlib.suppress(Exception):
+            self.writer.close()
+        self.file.discard()
 
 
 def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +61,11 @@ def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
     """
     path = Path(root)
     sites = _TableWriter(path / "sites.parquet", SITE_COLUMNS)
-    sitemaps = _TableWriter(path / "sitemaps.parquet", SITEMAP_COLUMNS)
+    try:
+        sitemaps = _TableWriter(path / "sitemaps.parquet", SITEMAP_COLUMNS)
+    except BaseException:
+        sites.discard()
+        raise
     totals: Counter[str] = Counter()
     formats: Counter[str] = Counter()
     codes: Counter[str] = Counter()
@@ -81,13 +97,12 @@ def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
                 count["sites_truncated"] += 1
             if row.get("errors"):
                 count["sites_with_errors"] += 1
+        sites.close()
+        sitemaps.close()
     except BaseException:
         for writer in (sites, sitemaps):
-            writer.writer.close()
-            writer.tmp.unlink(missing_ok=True)
+            writer.discard()
         raise
-    sites.close()
-    sitemaps.close()
     urls = totals["urls"]
     seconds = float(run.get("seconds") or 0.0)
     summary: dict[str, Any] = {
@@ -110,7 +125,6 @@ def finish(root: str | os.PathLike[str], run: dict[str, Any]) -> dict[str, Any]:
     if seconds > 0:
         summary["sites_per_second"] = round(int(run.get("sites_this_run", 0)) / seconds, 2)
         summary["urls_per_second"] = round(int(run.get("urls_this_run", 0)) / seconds, 1)
-    tmp = path / ".summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path / "summary.json")
+    with atomic_write(path / "summary.json", "w") as f:
+        f.write(json.dumps(summary, indent=2) + "\n")
     return summary
