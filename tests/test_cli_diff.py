@@ -78,7 +78,7 @@ def test_missing_and_corrupt_state_exit_1(tmp_path: Path) -> None:
     missing = tmp_path / "nope.db"
     result = CliRunner().invoke(main, ["diff", "--state", str(missing)])
     assert result.exit_code == 1
-    assert f"error: {missing}: no state database here" in result.output
+    assert f"sitemapkit diff: {missing}: no state database here" in result.output
     assert not missing.exists()
     corrupt = tmp_path / "bad.db"
     corrupt.write_bytes(b"garbage" * 1000)

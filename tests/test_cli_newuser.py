@@ -120,7 +120,8 @@ def test_an_output_folder_that_cannot_be_written_is_a_clean_error(
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip() == (
-        "error: out: cannot write in the output folder (Permission denied); nothing was published"
+        "sitemapkit generate: out: cannot write in the output folder (Permission denied); "
+        "nothing was published"
     )
     assert list(out.iterdir()) == []
 
@@ -138,9 +139,12 @@ def test_a_state_store_or_robots_txt_that_cannot_be_written_publishes_nothing(
     locked.chmod(0o555)
     common = ("generate", "--dir", "site", "--base-url", BASE, "--out", "out")
     for extra, message in [
-        (("--state", "locked/s.db"), "error: locked/s.db: cannot create the state database"),
-        (("--state", "locked/sub/s.db"), "error: locked/sub: cannot create the folder (Permission denied)"),
-        (("--robots", "locked/robots.txt"), "error: locked/robots.txt: cannot be written"),
+        (("--state", "locked/s.db"), "sitemapkit generate: locked/s.db: cannot create the state database"),
+        (
+            ("--state", "locked/sub/s.db"),
+            "sitemapkit generate: locked/sub: cannot create the folder (Permission denied)",
+        ),
+        (("--robots", "locked/robots.txt"), "sitemapkit generate: locked/robots.txt: cannot be written"),
     ]:
         proc = run(*common, *extra, cwd=root, user=user)
         assert proc.returncode == 1, extra
@@ -703,7 +707,7 @@ def test_build_names_the_config_file_as_given(tmp_path: Path) -> None:
     (tmp_path / "broken.toml").write_text("base_url = \n")
     for name in ("bad.toml", "broken.toml"):
         proc = run("build", name, cwd=tmp_path)
-        assert proc.returncode == 1 and proc.stderr.startswith(f"error: {name}:"), proc.stderr
+        assert proc.returncode == 1 and proc.stderr.startswith(f"sitemapkit build: {name}:"), proc.stderr
 
 
 def test_parse_sitemaps_shows_the_size_of_robots_txt(server: LocalServer) -> None:

@@ -138,13 +138,15 @@ def test_a_file_over_500_kib_exits_1_naming_it(tmp_path: Path) -> None:
     robots.write_bytes(b"# padding\n" * 60_000)
     code, out, err = run("--robots", str(robots), "--sitemap", S)
     assert (code, out) == (1, "")
-    assert err.startswith(f"error: {robots}: 600,000 bytes, more than the 512,000 bytes (500 KiB)")
+    assert err.startswith(
+        f"sitemapkit robots: {robots}: 600,000 bytes, more than the 512,000 bytes (500 KiB)"
+    )
 
 
 def test_a_folder_exits_1(tmp_path: Path) -> None:
     code, _, err = run("--robots", str(tmp_path), "--sitemap", S)
     assert code == 1
-    assert err == f"error: {tmp_path}: is a folder, not a robots.txt file\n"
+    assert err == f"sitemapkit robots: {tmp_path}: is a folder, not a robots.txt file\n"
 
 
 def test_usage_errors_exit_2_and_write_nothing(tmp_path: Path) -> None:
@@ -179,8 +181,8 @@ def test_a_fifo_exits_1_at_once_and_stays(tmp_path: Path) -> None:
         code, out, err = run("--robots", str(fifo), "--sitemap", S)
     assert (code, out) == (1, "")
     assert err == (
-        f"error: {fifo}: is a named pipe (FIFO), not a regular file; robots.txt must be one (nothing was "
-        "read or written)\n"
+        f"sitemapkit robots: {fifo}: is a named pipe (FIFO), not a regular file; robots.txt must be one "
+        "(nothing was read or written)\n"
     )
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -73,6 +73,38 @@ def json_failure(printer: DiagnosticPrinter | None, message: str, **fields: Any)
         "diagnostics": [d.to_dict() for d in log],
     }
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def command_name() -> str:
+    """The name of the command running (`parse`, `crawl`, ...), for the lines it prints about itself."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.info_name if ctx is not None else None) or "sitemapkit"
+
+
+def error_line(message: str) -> None:
+    """Print `sitemapkit COMMAND: message` on stderr, in red on a terminal, every character of `message`
+    through `for_terminal` (a path or URL holding ESC shows it as `\\x1b`). The one form every command
+    says why it failed or stopped in; `fail` prints it and exits."""
+    text = f"sitemapkit {command_name()}: {for_terminal(message)}"
+    click.secho(text, fg="red" if sys.stderr.isatty() else None, err=True)
+
+
+def fail(
+    message: str,
+    status: int = 1,
+    *,
+    printer: DiagnosticPrinter | None = None,
+    json_fields: Mapping[str, Any] | None = None,
+) -> NoReturn:
+    """End the command: the diagnostics `printer` holds back (if any), the JSON summary of the failed run
+    on stdout when `json_fields` is given (`--json`: `json_failure` with those keys), then `message` as
+    `error_line` prints it, and exit with `status` (1 a failure, 2 bad input, 130/143 interrupted)."""
+    if printer is not None:
+        printer.finish()
+    if json_fields is not None:
+        json_failure(printer, message, **json_fields)
+    error_line(message)
+    sys.exit(status)
 
 
 @contextmanager

@@ -13,8 +13,8 @@ import click
 from sitemapkit.audit.report import AuditReport, check_output
 from sitemapkit.audit.run import AuditProgress
 from sitemapkit.audit.run import audit as run_audit
-from sitemapkit.cli._output import plural
-from sitemapkit.core.constants import USER_AGENT
+from sitemapkit.cli._output import error_line, fail, plural
+from sitemapkit.cli.options import network_options, per_host_option
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.crawl.engine import CrawlProgress
@@ -52,22 +52,8 @@ MESSAGE_LIMIT = 500
 @click.option(
     "--allow-host", "allow_hosts", multiple=True, metavar="HOST", help="Sitemaps may list HOST. Repeatable."
 )
-@click.option(
-    "--concurrency", default=2, show_default=True, type=click.IntRange(1, 64), help="Requests per host."
-)
-@click.option(
-    "--rate", type=click.FloatRange(min=0, min_open=True), help="At most this many requests/s per host."
-)
-@click.option("--user-agent", default=USER_AGENT, show_default=True)
-@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
-@click.option(
-    "--allow-private",
-    is_flag=True,
-    help="Also check URLs on loopback and private addresses other than the site's own (refused by default).",
-)
-@click.option(
-    "--retries", default=2, show_default=True, type=click.IntRange(0, 10), help="On 429, 5xx, errors."
-)
+@per_host_option(2)
+@network_options(rate=True)
 @click.option(
     "--max-findings",
     default=20,
@@ -141,18 +127,16 @@ def audit(
                 on_crawl_progress=on_crawl,
             )
     except KeyboardInterrupt:
-        click.echo("sitemapkit audit: interrupted", err=True)
-        sys.exit(130)
+        fail("interrupted", 130)
     except UsageError as exc:
         raise click.UsageError(for_terminal(str(exc))) from None
     except InputError as exc:
-        _error(str(exc))
-        sys.exit(2)
+        fail(str(exc), 2)
     failed = _write_reports(report, outputs)
     print_summary(report, max_findings, color=sys.stdout.isatty())
     if failed:
         for message in failed.values():
-            _error(message)
+            error_line(message)
         written = [p for p, _ in outputs if p not in failed]
         click.echo(
             f"the other reports were written: {for_terminal(', '.join(written))}"
@@ -162,10 +146,6 @@ def audit(
         )
         sys.exit(2)
     sys.exit(1 if report.failed(fail_on) else 0)
-
-
-def _error(message: str) -> None:
-    click.secho(f"error: {for_terminal(message)}", fg="red" if sys.stderr.isatty() else None, err=True)
 
 
 def _check_outputs(outputs: list[tuple[str, str]], crawl_db: str | None) -> None:

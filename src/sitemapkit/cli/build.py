@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, max_diagnostics_option, progress, safe_echo
-from sitemapkit.cli.generate import explain_skip, fail, report
+from sitemapkit.cli._output import DiagnosticPrinter, fail, max_diagnostics_option, progress, safe_echo
+from sitemapkit.cli.generate import FAILED_JSON, explain_skip, report
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.generator.config import DEFAULT_CONFIG
 from sitemapkit.generator.sitemap_gen import load_any, to_toml
@@ -65,7 +65,7 @@ def build(
     try:
         settings = load_any(config)
     except InputError as exc:
-        fail(printer, str(exc), as_json)
+        fail(str(exc), printer=printer, json_fields=FAILED_JSON if as_json else None)
     if print_toml:
         click.echo(to_toml(settings), nl=False)
         return
@@ -92,7 +92,7 @@ def build(
             else:
                 result = settings.run(**options)
     except UsageError as exc:  # a value the file checks could not see
-        fail(printer, f"{config}: {exc}", as_json)
+        fail(f"{config}: {exc}", printer=printer, json_fields=FAILED_JSON if as_json else None)
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc), as_json)
+        fail(str(exc), printer=printer, json_fields=FAILED_JSON if as_json else None)
     report(printer, result, as_json)

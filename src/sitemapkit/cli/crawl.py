@@ -8,9 +8,10 @@ from contextlib import contextmanager
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, interruption, max_diagnostics_option
-from sitemapkit.cli.generate import fail, report
-from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
+from sitemapkit.cli._output import DiagnosticPrinter, fail, interruption, max_diagnostics_option
+from sitemapkit.cli.generate import FAILED_JSON, report
+from sitemapkit.cli.options import network_options, per_host_option
+from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, Terminated, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.crawl.engine import CrawlProgress
@@ -51,23 +52,8 @@ from sitemapkit.crawl.run import crawl as run_crawl
     type=click.IntRange(1),
     help="Stop after this many links in a row between URLs of one pattern (a calendar).",
 )
-@click.option(
-    "--concurrency", default=2, show_default=True, type=click.IntRange(1, 64), help="Requests per host."
-)
-@click.option(
-    "--rate", type=click.FloatRange(min=0, min_open=True), help="At most this many requests/s per host."
-)
-@click.option("--user-agent", default=USER_AGENT, show_default=True)
-@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(min=0, min_open=True))
-@click.option(
-    "--retries", default=2, show_default=True, type=click.IntRange(0, 10), help="On 429, 5xx, errors."
-)
-@click.option(
-    "--allow-private",
-    is_flag=True,
-    help="Also fetch from loopback and private addresses other than the start URL's own (off by default: "
-    "a link or redirect there is refused).",
-)
+@per_host_option(2)
+@network_options(rate=True)
 @click.option("--no-sitemaps", is_flag=True, help="Do not seed the crawl with the site's existing sitemaps.")
 @click.option("--images", is_flag=True, help="List each page's in-scope <img> as image entries.")
 @click.option(
@@ -204,16 +190,18 @@ def crawl(
                 crawl_log=crawl_log,
             )
     except (KeyboardInterrupt, Terminated) as exc:
-        printer.finish()
         how, status = interruption(exc)
-        click.echo(f"{how}: nothing published; continue with --resume", err=True)
-        sys.exit(status)
+        fail(f"{how}: nothing published; continue with --resume", status, printer=printer)
     except InvalidUrlError as exc:
         raise click.BadParameter(str(exc), param_hint="START_URL") from None
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc), as_json)
+        fail(str(exc), printer=printer, json_fields=FAILED_JSON if as_json else None)
+    except OSError as exc:  # a file of the crawl (the crawl file beside --out) that cannot be made
+        where = exc.filename if exc.filename is not None else out_dir
+        message = f"{where}: cannot write ({exc.strerror or exc})"
+        fail(message, printer=printer, json_fields=FAILED_JSON if as_json else None)
     report(printer, result, as_json)
 
 

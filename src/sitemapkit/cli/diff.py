@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
+from sitemapkit.cli._output import fail
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.escape import for_terminal
@@ -61,8 +61,7 @@ def diff(state_path: str, since_run: int | None, fmt: str) -> None:
             result = store.diff(since_run)
             runs = {r.id: r for r in store.runs()} if result.to_run is not None else {}
     except InputError as exc:
-        click.echo(f"error: {for_terminal(str(exc))}", err=True)
-        sys.exit(1)
+        fail(str(exc))
     if fmt == "json":
         data = result.to_dict()
         data["to_run_started_at"] = runs[result.to_run].started_at if result.to_run in runs else None

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
 from sitemapkit.cli._output import (
     DiagnosticPrinter,
+    fail,
     json_failure,
     max_diagnostics_option,
     plural,
@@ -292,14 +292,14 @@ def generate(
     except InvalidUrlError as exc:
         hint = "--allow-host" if any(exc.url == h for h in allow_hosts) else "--base-url"
         if as_json:
-            failed_json(printer, f"{hint}: {exc}")
+            json_failure(printer, f"{hint}: {exc}", **FAILED_JSON)
         raise click.BadParameter(for_terminal(str(exc)), param_hint=hint) from None
     except UsageError as exc:
         if as_json:
-            failed_json(printer, str(exc))
+            json_failure(printer, str(exc), **FAILED_JSON)
         raise click.UsageError(for_terminal(str(exc))) from None
     except (InputError, PublishError) as exc:
-        fail(printer, str(exc), as_json)
+        fail(str(exc), printer=printer, json_fields=FAILED_JSON if as_json else None)
     report(printer, result, as_json)
     for kind, pattern in rules.unmatched() if rules is not None else ():
         option = "--only" if kind == "include" else "--exclude"
@@ -340,21 +340,16 @@ def _warn_unused_options(ctx: click.Context, folder: bool, logs: bool) -> None:
             safe_echo(f"warning: {message}", err=True)
 
 
-def failed_json(printer: DiagnosticPrinter, message: str) -> None:
-    """The `--json` summary of a generate or build run that published nothing."""
-    json_failure(
-        printer, message, files=[], index=None, entry_url=None, totals=None, removed=[], unchanged=[]
-    )
-
-
-def fail(printer: DiagnosticPrinter, message: str, as_json: bool = False) -> NoReturn:
-    """Print the diagnostics so far, then `message` as the error (and, with `as_json`, the JSON summary of
-    the failed run on stdout), and exit 1."""
-    printer.finish()
-    if as_json:
-        failed_json(printer, message)
-    click.secho(f"error: {for_terminal(message)}", fg="red" if sys.stderr.isatty() else None, err=True)
-    sys.exit(1)
+FAILED_JSON: Final[dict[str, Any]] = {
+    "files": [],
+    "index": None,
+    "entry_url": None,
+    "totals": None,
+    "removed": [],
+    "unchanged": [],
+}
+"""The keys of the `--json` summary of a generate, build or crawl run that published nothing (`fail`'s
+`json_fields`), empty."""
 
 
 def report(printer: DiagnosticPrinter, result: PublishResult, as_json: bool) -> None:

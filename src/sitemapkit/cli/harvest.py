@@ -6,12 +6,12 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from sitemapkit.cli._output import interruption, plural
-from sitemapkit.core.diagnostics import printable
+from sitemapkit.cli._output import fail, interruption, plural
+from sitemapkit.cli.options import connect_timeout, network_options, per_host_option
 from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
@@ -43,18 +43,13 @@ _DEFAULTS = HarvestOptions()
 )
 @click.option(
     "--concurrency",
+    metavar="SITES",
     type=click.IntRange(1),
     default=_DEFAULTS.concurrency,
     show_default=True,
-    help="Sites read at once, per worker.",
+    help="Sites read at once, per worker (not requests to one host: that is --per-host).",
 )
-@click.option(
-    "--per-host",
-    type=click.IntRange(1, 16),
-    default=_DEFAULTS.per_host,
-    show_default=True,
-    help="Requests in flight to one host, at most.",
-)
+@per_host_option(_DEFAULTS.per_host, "--per-host")
 @click.option("--max-urls-per-site", type=click.IntRange(0), default=None, help="Stop a site after N URLs.")
 @click.option(
     "--max-sitemaps-per-site",
@@ -78,21 +73,7 @@ _DEFAULTS = HarvestOptions()
     show_default=True,
     help="Longest one site may take; what it gave so far is kept.",
 )
-@click.option(
-    "--timeout",
-    metavar="S",
-    type=click.FloatRange(0, min_open=True),
-    default=None,
-    help="Connect and read timeout per request [default: 10 connect, 30 read].",
-)
-@click.option(
-    "--user-agent", metavar="UA", default=None, help="User-Agent (its first word is matched in robots.txt)."
-)
-@click.option(
-    "--allow-private",
-    is_flag=True,
-    help="Read sites on loopback and private addresses (an intranet, a test farm).",
-)
+@network_options()
 @click.option(
     "--rows-per-file",
     type=click.IntRange(1),
@@ -121,8 +102,9 @@ def harvest(
     max_sitemaps_per_site: int,
     max_depth: int,
     site_timeout: float,
-    timeout: float | None,
-    user_agent: str | None,
+    timeout: float,
+    retries: int,
+    user_agent: str,
     allow_private: bool,
     rows_per_file: int,
     commit_seconds: float,
@@ -152,9 +134,10 @@ def harvest(
         max_sitemaps_per_site=max_sitemaps_per_site,
         max_depth=max_depth,
         site_timeout=site_timeout,
-        connect_timeout=timeout if timeout is not None else _DEFAULTS.connect_timeout,
-        read_timeout=timeout if timeout is not None else _DEFAULTS.read_timeout,
-        user_agent=user_agent or _DEFAULTS.user_agent,
+        connect_timeout=connect_timeout(timeout),
+        read_timeout=timeout,
+        retries=retries,
+        user_agent=user_agent,
         allow_private=allow_private,
         rows_per_file=rows_per_file,
         commit_seconds=commit_seconds,
@@ -175,22 +158,15 @@ def harvest(
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except (KeyboardInterrupt, Terminated) as exc:
         how, status = interruption(exc)
-        _fail(f"{how}; finished sites are kept: run again with --resume to finish {out}", status=status)
+        fail(f"{how}; finished sites are kept: run again with --resume to finish {out}", status)
     except OSError as exc:
-        _fail(f"{out}: cannot write ({exc.strerror or exc})")
+        fail(f"{out}: cannot write ({exc.strerror or exc})")
     if not quiet:
         click.echo(_describe(summary), err=True)
         click.echo(f"dataset: {out} (summary in {out.rstrip('/')}/summary.json)", err=True)
-
-
-def _fail(message: str, status: int = 1) -> NoReturn:
-    click.secho(
-        f"sitemapkit harvest: {printable(message)}", fg="red" if sys.stderr.isatty() else None, err=True
-    )
-    sys.exit(status)
 
 
 def progress_line(p: HarvestProgress) -> str:

@@ -5,11 +5,22 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, interruption, json_failure, plural, progress, safe_echo
+from sitemapkit.cli._output import (
+    DiagnosticPrinter,
+    error_line,
+    fail,
+    interruption,
+    json_failure,
+    plural,
+    progress,
+    safe_echo,
+)
+from sitemapkit.cli.options import connect_timeout, timeout_option, user_agent_option
 from sitemapkit.core.errors import InputError, PublishError, Terminated, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.generator.state import DEFAULT_STATE_PATH
@@ -32,10 +43,6 @@ from sitemapkit.publisher.indexnow import (
 from sitemapkit.reader.fetch import FetchOptions
 
 KEY_ENV = "SITEMAPKIT_INDEXNOW_KEY"
-
-
-def _error(message: str) -> None:
-    click.secho(f"error: {for_terminal(message)}", fg="red" if sys.stderr.isatty() else None, err=True)
 
 
 @click.command()
@@ -90,6 +97,8 @@ def _error(message: str) -> None:
     metavar="SECONDS",
     help="Longest wait before a retry; a Retry-After asking for longer stops the run (resumable).",
 )
+@timeout_option
+@user_agent_option
 @click.option("--dry-run", is_flag=True, help="Show what would be sent; send nothing, record nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
 @click.option(
@@ -123,6 +132,8 @@ def indexnow(
     batch_size: int,
     max_retries: int,
     max_wait: float,
+    timeout: float,
+    user_agent: str,
     dry_run: bool,
     as_json: bool,
     new_key: bool,
@@ -181,6 +192,12 @@ def indexnow(
         and ctx.get_parameter_source("key") is click.core.ParameterSource.COMMANDLINE
     ):
         raise click.UsageError("--new-key makes a key: do not give --key")
+    network = FetchOptions(
+        user_agent=user_agent,
+        connect_timeout=connect_timeout(timeout),
+        read_timeout=timeout,
+        retries=max_retries,
+    )
     try:
         if mode == "--new-key":
             _new_key(out_dir, host, as_json)
@@ -191,7 +208,7 @@ def indexnow(
         elif mode == "--check-key":
             if host is None:
                 raise click.UsageError("--check-key needs --host")
-            options = FetchOptions(retries=max_retries, backoff_max=max_wait, retry_after_max=max_wait)
+            options = replace(network, backoff_max=max_wait, retry_after_max=max_wait)
             url = verify_key(_need_key(key), host=host, key_location=key_location, options=options)
             if as_json:
                 click.echo(json.dumps({"key_url": url, "ok": True}, indent=2))
@@ -209,8 +226,8 @@ def indexnow(
                 endpoint=endpoint,
                 state_path=state_path,
                 batch_size=batch_size,
-                options=FetchOptions(
-                    retries=max_retries,
+                options=replace(
+                    network,
                     backoff_base=min(2.0, max_wait),
                     backoff_max=max_wait,
                     retry_after_max=max_wait,
@@ -226,15 +243,11 @@ def indexnow(
         _stopped(exc, as_json, since_last)
         sys.exit(1)
     except (InputError, PublishError) as exc:
-        if as_json:
-            json_failure(None, str(exc))
-        _error(str(exc))
-        sys.exit(1)
+        fail(str(exc), json_fields={} if as_json else None)
     except (KeyboardInterrupt, Terminated) as exc:
         how, status = interruption(exc)
         resume = "; the requests accepted so far are recorded: run it again to resume" if since_last else ""
-        _error(how + resume)
-        sys.exit(status)
+        fail(how + resume, status)
 
 
 def _need_key(key: str | None) -> str:
@@ -385,7 +398,7 @@ def _summary(result: SubmitResult, since_last: bool, state_path: str) -> None:
 
 def _stopped(exc: IndexNowError, as_json: bool, since_last: bool) -> None:
     result = exc.result
-    _error(str(exc))
+    error_line(str(exc))
     if result is not None and not result.dry_run and (result.submitted or exc.resumable):
         if since_last and exc.resumable:
             click.echo(

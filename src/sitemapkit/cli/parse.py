@@ -9,11 +9,12 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, NoReturn, TextIO, cast
+from typing import IO, Any, TextIO, cast
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, interruption, max_diagnostics_option, plural
+from sitemapkit.cli._output import DiagnosticPrinter, fail, interruption, max_diagnostics_option, plural
+from sitemapkit.cli.options import connect_timeout, network_options, per_host_option
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.core.escape import csv_cell, for_terminal
@@ -68,14 +69,7 @@ TREE_COLUMNS = (
     type=click.IntRange(0),
     help="Index levels followed below the first sitemap.",
 )
-@click.option(
-    "--concurrency",
-    default=DEFAULT_CONCURRENCY,
-    show_default=True,
-    type=click.IntRange(1, 64),
-    help="Simultaneous downloads per host.",
-)
-@click.option("--user-agent", metavar="UA", default=None, help="User-Agent header to send.")
+@per_host_option(DEFAULT_CONCURRENCY)
 @click.option(
     "--max-download",
     metavar="BYTES",
@@ -83,13 +77,6 @@ TREE_COLUMNS = (
     show_default=True,
     type=click.IntRange(1),
     help="Most bytes downloaded per sitemap; the rest is skipped with a diagnostic.",
-)
-@click.option(
-    "--timeout",
-    metavar="S",
-    default=None,
-    type=click.FloatRange(0, min_open=True),
-    help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
 )
 @click.option(
     "--max-duration",
@@ -115,11 +102,7 @@ TREE_COLUMNS = (
     type=click.IntRange(1),
     help="Sitemaps one walk records; past it, children are reported, not fetched.",
 )
-@click.option(
-    "--allow-private",
-    is_flag=True,
-    help="Fetch loopback, private and link-local addresses on any host (default: only on SOURCE's own).",
-)
+@network_options()
 @click.option(
     "--follow-cross-host",
     is_flag=True,
@@ -146,12 +129,13 @@ def parse(
     show_tree: bool,
     max_depth: int,
     concurrency: int,
-    user_agent: str | None,
     max_download: int,
-    timeout: float | None,
     max_duration: float,
     max_children: int,
     max_sitemaps: int,
+    timeout: float,
+    retries: int,
+    user_agent: str,
     allow_private: bool,
     follow_cross_host: bool,
     fetch_missing: bool,
@@ -196,7 +180,9 @@ def parse(
             max_depth=max_depth,
             concurrency=concurrency,
             max_download=max_download,
-            timeout=timeout,
+            connect_timeout=connect_timeout(timeout),
+            read_timeout=timeout,
+            retries=retries,
             user_agent=user_agent,
             max_duration=max_duration,
             max_children=max_children,
@@ -209,21 +195,21 @@ def parse(
     except UsageError as exc:
         raise click.UsageError(for_terminal(str(exc))) from None
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     try:
         _write(reader, fmt, show_tree, output)
     except UsageError as exc:
         reader.close()
-        _fail(str(exc), status=2)
+        fail(str(exc), status=2)
     except ChildWriterError as exc:
         reader.close()
-        _fail(f"{output}: cannot write ({exc})")
+        fail(f"{output}: cannot write ({exc})")
     except _NothingRead:
         pass  # said below, after the diagnostics; the output file, if any, is left as it was
     except (KeyboardInterrupt, Terminated) as exc:
         reader.close()
         how, status = interruption(exc)
-        _fail(how, status=status)
+        fail(how, status=status)
     except BrokenPipeError:
         # The consumer (`| head`) has what it wanted; stop quietly.
         reader.close()
@@ -232,11 +218,11 @@ def parse(
         sys.exit(0)
     except OSError as exc:
         reader.close()
-        _fail(f"{output}: cannot write ({exc.strerror or exc})")
+        fail(f"{output}: cannot write ({exc.strerror or exc})")
     printer.finish()
     _summary(reader)
     if not reader.any_read:
-        _fail(f"nothing could be read from {source}")
+        fail(f"nothing could be read from {source}")
 
 
 class _NothingRead(Exception):
@@ -258,12 +244,6 @@ def _write(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> Non
             _write_tree(reader.tree, fmt, cast("IO[str]", out))
 
 
-def _fail(message: str, status: int = 1) -> NoReturn:
-    text = f"sitemapkit parse: {for_terminal(message)}"
-    click.secho(text, fg="red" if sys.stderr.isatty() else None, err=True)
-    sys.exit(status)
-
-
 def _summary(reader: Reader) -> None:
     log = reader.diagnostics
     if not log:
@@ -276,7 +256,7 @@ def _summary(reader: Reader) -> None:
 def _stdout() -> TextIO:
     """Standard output, or a clean failure when the command was started without one (`>&-`)."""
     if sys.stdout is None:
-        _fail("-: cannot write (standard output is closed; use -o FILE)")
+        fail("-: cannot write (standard output is closed; use -o FILE)")
     return sys.stdout
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from sitemapkit.cli._output import DiagnosticPrinter, json_failure, safe_echo
+from sitemapkit.cli._output import DiagnosticPrinter, fail, json_failure, safe_echo
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.generator.robots import update_robots
@@ -99,10 +98,7 @@ def robots(
             json_failure(printer, str(exc), path=robots_path)
         raise click.UsageError(for_terminal(str(exc))) from None
     except (InputError, PublishError) as exc:
-        if as_json:
-            json_failure(printer, str(exc), path=robots_path)
-        click.secho(f"error: {for_terminal(str(exc))}", fg="red" if sys.stderr.isatty() else None, err=True)
-        sys.exit(1)
+        fail(str(exc), printer=printer, json_fields={"path": robots_path} if as_json else None)
     if as_json:
         data = result.to_dict()
         if dry_run:

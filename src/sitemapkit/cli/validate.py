@@ -9,9 +9,12 @@ from typing import Any
 
 import click
 
+from sitemapkit.cli._output import fail
+from sitemapkit.cli.options import connect_timeout, network_options
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.escape import for_terminal
+from sitemapkit.reader.fetch import FetchOptions
 from sitemapkit.validator.report import FileReport, ValidationReport
 from sitemapkit.validator.run import validate as run_validate
 
@@ -55,13 +58,6 @@ from sitemapkit.validator.run import validate as run_validate
     help="Accept URLs on HOST in any sitemap (cross-submission through robots.txt). Repeatable.",
 )
 @click.option(
-    "--timeout",
-    metavar="S",
-    default=None,
-    type=click.FloatRange(0, min_open=True),
-    help="Connect and read timeout in seconds [default: 10 connect, 30 read].",
-)
-@click.option(
     "--max-duration",
     metavar="S",
     default=600.0,
@@ -69,12 +65,7 @@ from sitemapkit.validator.run import validate as run_validate
     type=click.FloatRange(0, min_open=True),
     help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
 )
-@click.option(
-    "--allow-private",
-    is_flag=True,
-    help="Fetch loopback, private and link-local addresses on any host (default: only on a SOURCE's or "
-    "--url's own).",
-)
+@network_options()
 @click.option(
     "--follow-cross-host",
     is_flag=True,
@@ -88,8 +79,10 @@ def validate(
     fetch_missing: bool,
     max_errors: int,
     allow_hosts: tuple[str, ...],
-    timeout: float | None,
     max_duration: float,
+    timeout: float,
+    retries: int,
+    user_agent: str,
     allow_private: bool,
     follow_cross_host: bool,
 ) -> None:
@@ -111,23 +104,30 @@ def validate(
       sitemapkit validate https://example.com/sitemap_index.xml --format json
       sitemapkit validate https://example.com/
     """
+    fetch = FetchOptions(
+        user_agent=user_agent,
+        connect_timeout=connect_timeout(timeout),
+        read_timeout=timeout,
+        retries=retries,
+    )
     try:
         report = run_validate(
             sources,
             url=public_url,
             recursive=not no_recursive,
             allow_hosts=allow_hosts,
-            timeout=timeout,
+            fetch_options=fetch,
             max_duration=max_duration,
             allow_private=allow_private,
             follow_cross_host=follow_cross_host,
             fetch_missing=fetch_missing,
         )
-    except (UsageError, InputError) as exc:
+    except UsageError as exc:
         raise click.UsageError(for_terminal(str(exc))) from None
+    except InputError as exc:  # a SOURCE that is not there: bad input, 2 as a usage error
+        fail(str(exc), status=2)
     except KeyboardInterrupt:
-        click.echo("sitemapkit validate: interrupted", err=True)
-        sys.exit(130)  # not 1: a CI job must tell an interrupt from a failed check
+        fail("interrupted", status=130)  # not 1: a CI job must tell an interrupt from a failed check
     if fmt == "json":
         click.echo(json.dumps(report.to_dict(max_errors), indent=2, ensure_ascii=False))
     else:
