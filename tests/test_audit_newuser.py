@@ -89,7 +89,7 @@ def test_a_write_that_fails_at_the_end_does_not_lose_the_others(server: LocalSer
         "--html", str(tmp_path / "r.html"),
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
-    assert f"error: {doomed / 'r.json'}: cannot write" in out.stderr
+    assert f"sitemapkit audit: {doomed / 'r.json'}: cannot write" in out.stderr
     assert f"the other reports were written: {tmp_path / 'r.csv'}, {tmp_path / 'r.html'}" in out.stderr
     assert "score " in out.stdout  # the summary is printed all the same
     assert len(list(csv.DictReader((tmp_path / "r.csv").open()))) == 13

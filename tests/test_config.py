@@ -183,7 +183,7 @@ def test_bad_config_names_file_line_and_key(site: Path, text: str, message: str)
         load_config(path)
     result = CliRunner().invoke(main, ["build", str(path)])
     assert result.exit_code == 1
-    assert "error:" in result.output and "Traceback" not in result.output
+    assert "sitemapkit build: " in result.output and "Traceback" not in result.output
     assert not (site / "out").exists()  # nothing was built
 
 

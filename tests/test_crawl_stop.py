@@ -80,7 +80,9 @@ def test_sigterm_during_crawl_says_one_line(server: LocalServer, tmp_path: Path,
     args = ["crawl", server.url("/"), "--out", str(tmp_path / "out"), "--concurrency", "8"]
     status, err = terminate_when_busy(server, args)
     assert status == 143, err
-    assert err.splitlines() == ["stopped by SIGTERM: nothing published; continue with --resume"], err
+    assert err.splitlines() == [
+        "sitemapkit crawl: stopped by SIGTERM: nothing published; continue with --resume"
+    ], err
     assert not (tmp_path / "out").exists()
 
 
@@ -156,7 +158,7 @@ def test_nothing_listed_says_why_and_json_says_ok_false(server: LocalServer, tmp
     result = CliRunner().invoke(main, ["crawl", server.url("/"), "--out", out, "--no-sitemaps"])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
-        "error: nothing was listed: robots.txt disallows all 1 URL"
+        "sitemapkit crawl: nothing was listed: robots.txt disallows all 1 URL"
     ], result.output
     as_json = CliRunner().invoke(main, ["crawl", server.url("/"), "--out", out, "--no-sitemaps", "--json"])
     assert as_json.exit_code == 1
