@@ -241,7 +241,7 @@ def test_a_full_disk_while_adding_is_a_clean_error(tmp_path: Path, monkeypatch: 
     from sitemapkit.generator.sources.lists import list_batches
 
     def full(self: SitemapWriter) -> object:
-        return writer_module._Part(self._temp("body"), open("/dev/full", "wb"))
+        return writer_module.Part(self._temp("body"), open("/dev/full", "wb"))
 
     monkeypatch.setattr(SitemapWriter, "_new_part", full)
     source = tmp_path / "urls.txt"

@@ -164,13 +164,7 @@ def test_no_module_over_the_size_limit() -> None:
 # Imports of another module's private names that are still to be replaced by a named interface (issue 24):
 # importer -> the names it takes. The list only shrinks: a new one fails, and so does an entry no longer true
 # (delete it when the module stops taking that name).
-KNOWN_PRIVATE_IMPORTS: dict[str, set[str]] = {
-    "sitemapkit.generator.lanes": {"sitemapkit.generator.writer._Part"},
-    "sitemapkit.generator.sources.newslist": {
-        "sitemapkit.generator.sources.lists._Reporter",
-        "sitemapkit.generator.sources.lists._decoded",
-    },
-}
+KNOWN_PRIVATE_IMPORTS: dict[str, set[str]] = {}
 
 
 def private_imports() -> dict[str, set[str]]:

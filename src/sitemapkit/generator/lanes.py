@@ -31,7 +31,7 @@ from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock, List
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord
 
 if TYPE_CHECKING:
-    from sitemapkit.generator.writer import SitemapWriter, _Part
+    from sitemapkit.generator.writer import Part, SitemapWriter
 
 _DATES = re.compile(rb"\d{4}-\d{2}-\d{2}(?:\n\d{4}-\d{2}-\d{2})*")
 _UTC_TIME = rb"\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00"
@@ -159,7 +159,7 @@ class BulkLane:
             start = end
 
     @staticmethod
-    def _write(part: _Part, text: bytes, lastmods: list[bytes] | None) -> None:
+    def _write(part: Part, text: bytes, lastmods: list[bytes] | None) -> None:
         if lastmods is None:
             part.handle.write(_OPEN + text.replace(b"\n", _CLOSE_LOC + _OPEN) + _CLOSE_LOC)
             return

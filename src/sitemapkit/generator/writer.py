@@ -160,7 +160,7 @@ class PublishResult:
 
 
 @dataclass(slots=True)
-class _Part:
+class Part:
     """A sitemap being filled: its body spools to a temporary file until the header is known."""
 
     spool: Path
@@ -275,7 +275,7 @@ class SitemapWriter:
         self._token = secrets.token_hex(4)
         self._temps: list[Path] = []
         self._done: list[_Done] = []
-        self._part: _Part | None = None
+        self._part: Part | None = None
         self._assembler: ThreadPoolExecutor | None = None
         self._assembling: list[Future[None]] = []
         self._gzip_worker: GzipWorker | Literal[False] | None = None  # False: none could be started
@@ -577,7 +577,7 @@ class SitemapWriter:
         self._temps.append(path)
         return path
 
-    def _current_part(self) -> _Part:
+    def _current_part(self) -> Part:
         """The file being filled, or a new one without extension namespaces (for the bulk lane)."""
         part = self._part
         if part is None:
@@ -585,10 +585,10 @@ class SitemapWriter:
             part.header = self._header_len(part.prefixes)
         return part
 
-    def _new_part(self) -> _Part:
+    def _new_part(self) -> Part:
         spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
         handle = open(spool, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
-        return _Part(spool, handle)
+        return Part(spool, handle)
 
     def _open_out(self, path: Path) -> tuple[IO[bytes] | GzipWriter, IO[bytes]]:
         raw = open(path, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller

@@ -84,7 +84,7 @@ def input_kind(name: str) -> str:
     return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "list")
 
 
-class _Reporter:
+class FieldReporter:
     """Reports bad lines of one input against its file name and line number."""
 
     def __init__(self, source: str, report: DiagnosticHandler) -> None:
@@ -176,8 +176,8 @@ def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[by
             yield line
 
 
-def _decoded(
-    stream: IO[bytes], fields: _Reporter, encoding: str | None = None
+def decoded_blocks(
+    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None
 ) -> Iterator[tuple[int, Sequence[str], bool]]:
     """Lines in batches, decoded a megabyte at a time: (number of the batch's first line, lines without
     line endings, whether every byte of the batch is a canonical URL character, TAB or LF).
@@ -264,13 +264,17 @@ def _decoded(
             return
 
 
-def _lines(stream: IO[bytes], fields: _Reporter, encoding: str | None = None) -> Iterator[tuple[int, str]]:
-    """Decoded lines with their 1-based numbers (see `_decoded`)."""
-    for first, lines, _ in _decoded(stream, fields, encoding):
+def _lines(
+    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None
+) -> Iterator[tuple[int, str]]:
+    """Decoded lines with their 1-based numbers (see `decoded_blocks`)."""
+    for first, lines, _ in decoded_blocks(stream, fields, encoding):
         yield from enumerate(lines, start=first)
 
 
-def _list_record(text: str, number: int, fields: _Reporter, sitemap_gen: bool = False) -> TextRecord | None:
+def _list_record(
+    text: str, number: int, fields: FieldReporter, sitemap_gen: bool = False
+) -> TextRecord | None:
     """The record of one URL-list line, or None for a blank line, a comment or a bad line (reported).
 
     A line without TABs is in sitemap_gen.py's form (`URL key=value ...`) when some token after the URL is
@@ -350,7 +354,7 @@ def relative_dropped(url: str, source: str, line: int, report: DiagnosticHandler
     return True
 
 
-def _sitemap_gen_fields(url: str, tokens: list[str], fields: _Reporter, line: int) -> dict[str, str]:
+def _sitemap_gen_fields(url: str, tokens: list[str], fields: FieldReporter, line: int) -> dict[str, str]:
     """The `key=value` tokens of a sitemap_gen.py list line; any other token is reported and ignored."""
     pairs = [t for t in tokens if "=" in t]
     for token in tokens:
@@ -369,16 +373,16 @@ def _sitemap_gen_fields(url: str, tokens: list[str], fields: _Reporter, line: in
 
 
 def _read_list(
-    stream: IO[bytes], fields: _Reporter, encoding: str | None = None, sitemap_gen: bool = False
+    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None, sitemap_gen: bool = False
 ) -> Iterator[TextRecord]:
-    for first, lines, _ in _decoded(stream, fields, encoding):
+    for first, lines, _ in decoded_blocks(stream, fields, encoding):
         for number, text in enumerate(lines, start=first):
             record = _list_record(text, number, fields, sitemap_gen)
             if record is not None:
                 yield record
 
 
-def _fields_from(tokens: list[str], fields: _Reporter, line: int, *, positional: bool) -> dict[str, str]:
+def _fields_from(tokens: list[str], fields: FieldReporter, line: int, *, positional: bool) -> dict[str, str]:
     values: dict[str, str] = {}
     for position, token in enumerate(tokens):
         token = token.strip()
@@ -455,8 +459,8 @@ class ColumnBlock:
 
 
 class _Feed:
-    """The lines of a file's decoded blocks (see `_decoded`) for the csv module, with the number of the last
-    line it took (0 after `taken`)."""
+    """The lines of a file's decoded blocks (see `decoded_blocks`) for the csv module, with the number of
+    the last line it took (0 after `taken`)."""
 
     def __init__(self, blocks: Iterator[tuple[int, Sequence[str], bool]]) -> None:
         self.blocks = blocks
@@ -490,11 +494,11 @@ class _Feed:
 
 
 def _read_csv(
-    stream: IO[bytes], fields: _Reporter, encoding: str | None = None, *, columnar: bool = False
+    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None, *, columnar: bool = False
 ) -> Iterator[TextRecord | ColumnBlock]:
     """The records of a CSV file; with `columnar`, a block of lines without quotes (or CRs) that starts at a
     row's start comes as a `ColumnBlock` instead of its records."""
-    feed = _Feed(_decoded(stream, fields, encoding))
+    feed = _Feed(decoded_blocks(stream, fields, encoding))
     block = feed.next_block()
     if block is None:
         return
@@ -659,7 +663,7 @@ _ITEM = {"images": "image", "videos": "video", "alternates": "alternate"}
 
 
 def _read_jsonl(
-    stream: IO[bytes], fields: _Reporter, encoding: str | None = None
+    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None
 ) -> Iterator[TextRecord | UrlEntry]:
     """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
     `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; a bad extension
@@ -712,7 +716,7 @@ def _read_jsonl(
         )
 
 
-def _extension(loc: str, key: str, value: Any, fields: _Reporter, number: int) -> Any:
+def _extension(loc: str, key: str, value: Any, fields: FieldReporter, number: int) -> Any:
     """One extension of a JSONL line (`images`, `videos`, `news`, `alternates`), read item by item: a bad
     item is reported and dropped, the others kept (a bad value of the wrong kind drops the extension)."""
     if key == "news" or not isinstance(value, list):
@@ -736,7 +740,7 @@ def _extension(loc: str, key: str, value: Any, fields: _Reporter, number: int) -
 
 
 def _read_csv_records(
-    stream: IO[bytes], fields: _Reporter, encoding: str | None = None
+    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None
 ) -> Iterator[TextRecord]:
     return cast(Iterator[TextRecord], _read_csv(stream, fields, encoding))
 
@@ -761,7 +765,7 @@ def _read(
 ) -> Generator[TextRecord | UrlEntry | ColumnBlock, None, None]:
     """`read_records`; with `columnar`, a CSV file's blocks without quotes as `ColumnBlock`s."""
     stream = open_input(name)
-    fields = _Reporter("<stdin>" if name == "-" else name, report)
+    fields = FieldReporter("<stdin>" if name == "-" else name, report)
     try:
         kind = input_kind(name)
         if kind == "list":
@@ -790,7 +794,7 @@ class ListLineParser:
 
     __slots__ = ("_fields", "sitemap_gen")
 
-    def __init__(self, fields: _Reporter, sitemap_gen: bool) -> None:
+    def __init__(self, fields: FieldReporter, sitemap_gen: bool) -> None:
         self._fields = fields
         self.sitemap_gen = sitemap_gen
 
@@ -808,16 +812,16 @@ class ListLineParser:
 def list_batches(
     name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
 ) -> Iterator[tuple[Iterator[tuple[int, Sequence[str], bool]], LineParser]]:
-    """The lines of a URL list in decoded batches (see `_decoded`), with the function that parses one
+    """The lines of a URL list in decoded batches (see `decoded_blocks`), with the function that parses one
     line into a record, for writers that take the canonical lines inline (`SitemapWriter.add_lines`)."""
     stream = open_input(name)
-    fields = _Reporter("<stdin>" if name == "-" else name, report)
+    fields = FieldReporter("<stdin>" if name == "-" else name, report)
 
     parse = ListLineParser(fields, sitemap_gen)
 
     def batches() -> Iterator[tuple[int, Sequence[str], bool]]:
         try:
-            yield from _decoded(stream, fields, encoding)
+            yield from decoded_blocks(stream, fields, encoding)
         except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise InputError(f"{fields.source}: cannot be read ({exc})") from None
 

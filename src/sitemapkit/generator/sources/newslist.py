@@ -53,13 +53,13 @@ def read_news_list(
     publication: tuple[str, str] | None = None,
 ) -> Iterator[UrlEntry]:
     """The entries of a TAB-separated news list whose columns `tag_order` names (see the module docstring)."""
-    from sitemapkit.generator.sources.lists import _decoded, _Reporter, open_input, relative_dropped
+    from sitemapkit.generator.sources.lists import FieldReporter, decoded_blocks, open_input, relative_dropped
 
     stream = open_input(name)
-    fields = _Reporter(name, report)
+    fields = FieldReporter(name, report)
     said = False
     try:
-        for first, lines, _ in _decoded(stream, fields, encoding):
+        for first, lines, _ in decoded_blocks(stream, fields, encoding):
             for number, text in enumerate(lines, start=first):
                 line = text.strip()
                 if not line or line.startswith("#"):
