@@ -189,3 +189,15 @@ def test_parse_jsonl_escapes_what_a_terminal_would_act_on(tmp_path: Path) -> Non
     assert run.stdout.isascii() or not any(c in run.stdout for c in "\u202e\u009b\u2028\ufeff"), run.stdout
     assert run.stdout.strip() and all(json.loads(line)["loc"] for line in run.stdout.splitlines())
     assert "\u202e" not in run.stderr and "\u009b" not in run.stderr
+
+
+def test_a_crawl_whose_folder_is_a_file_says_so(server: LocalServer, tmp_path: Path) -> None:
+    """crawl(..., out_dir) under a regular file raised NotADirectoryError from the crawl file's set-up."""
+    from sitemapkit.core.errors import InputError
+    from sitemapkit.crawl.run import crawl
+
+    server.route("/", page("home"), content_type=HTML)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="cannot"):
+        crawl(server.url("/"), tmp_path / "file" / "out")
+    assert server.requests == []

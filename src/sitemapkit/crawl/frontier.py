@@ -149,8 +149,13 @@ class Frontier:
         if fresh:
             if self.path.exists() and not _is_crawl_file(self.path):
                 raise InputError(f"{self.path}: not a sitemapkit crawl file; refusing to overwrite it")
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            try:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            except OSError as exc:  # its folder is a file, or not ours to change
+                raise InputError(
+                    f"{self.path}: cannot start the crawl file ({exc.strerror or exc})"
+                ) from None
         elif not self.path.exists():
             raise UsageError(f"{self.path}: no crawl to resume (run without --resume to start one)")
         try:
