@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
@@ -81,3 +82,13 @@ class InFlight:
         with self._cond:
             self.now -= 1
         return self.answer(handler)
+
+
+def assert_paced(starts: Iterable[float], delay: float) -> None:
+    """Requests `delay` seconds apart, as a server's log noted their arrival. A busy machine notes a request
+    late (its client sent it late after the pacer let it go, or the server's thread got to it late), which
+    shortens the gap after it and lengthens the one before: loaded runs saw one gap of 0.05 s in a row of
+    0.3 s ones. So every gap but the shortest must be `delay` less 0.1 s; a run that does not pace has short
+    gaps throughout."""
+    gaps = sorted(b - a for a, b in itertools.pairwise(sorted(starts)))
+    assert len(gaps) >= 2 and gaps[1] >= delay - 0.1, f"gaps {gaps}, {delay} s wanted"
