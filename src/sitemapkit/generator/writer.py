@@ -39,6 +39,7 @@ from sitemapkit.core.errors import (
     UsageError,
     note_published,
 )
+from sitemapkit.core.files import atomic_write
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.deflate import GzipWorker, GzipWriter, assemble_gzip, compressor
@@ -840,11 +841,8 @@ class SitemapWriter:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             if manifest.read_text("utf-8") == text:
                 return  # already says so: an unchanged rebuild rewrites nothing
-        temp = self._temp(manifest.name)
-        with open(temp, "x", encoding="utf-8") as f:
+        with atomic_write(manifest, "w") as f:  # the one atomic writer (synced; a link there is replaced)
             f.write(text)
-        os.replace(temp, manifest)
-        self._temps.remove(temp)
 
     def _read_manifest(self) -> set[str]:
         path = self.out_dir / manifest_name(self.name)
