@@ -40,7 +40,7 @@ from sitemapkit.generator.writer import IndexMode, Naming, PublishResult
 
 DEFAULT_CONFIG = "sitemapkit.toml"
 DEFAULT_STATE = ".sitemapkit/state.db"  # next to the config file
-SOURCE_TYPES = ("list", "csv", "jsonl", "folder", "log", "sitemap", "crawl")
+SOURCE_TYPES = ("list", "csv", "jsonl", "parquet", "folder", "log", "sitemap", "crawl")
 
 
 class ConfigError(InputError):
@@ -164,7 +164,7 @@ class BuildConfig:
 
     def _expand(self, path: str) -> list[str]:
         """A source path's files now, at build time (a glob sees today's rotated logs, not the load's)."""
-        found = expand_path(path)
+        found = [path] if os.path.isdir(path) else expand_path(path)  # a folder: a Parquet dataset
         if not found:
             what = "no file matches the pattern" if is_glob(path) else "no such file:"
             raise ConfigError(f"{self.path}: {what} {path} (a source's path); nothing was built")
@@ -415,6 +415,7 @@ _SOURCE_KEYS = {
     "list": ("type", "path", "encoding", "sitemap_gen", "tag_order", "publication"),
     "csv": ("type", "path", "encoding"),
     "jsonl": ("type", "path", "encoding"),
+    "parquet": ("type", "path"),
     "folder": (
         "type",
         "path",
@@ -487,7 +488,9 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         )
     sources = r.get(data, ("source",), list, [])
     if not sources and not data.get("url"):
-        raise r.fail((), "no [[source]]: declare at least one (a list, csv, jsonl, folder, log or sitemap)")
+        raise r.fail(
+            (), "no [[source]]: declare at least one (a list, csv, jsonl, parquet, folder, log or sitemap)"
+        )
     lists: list[str | ListSource] = []
     folders: list[FolderSource] = []
     logs: list[LogSource] = []
@@ -504,6 +507,12 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         if kind == "sitemap":
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
                 lists.append(ListSource(r.source_path((*key, "path"), p), kind="sitemap"))
+        elif kind == "parquet":  # a file, or a folder of part files (not a glob: the folder is one source)
+            for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
+                folder = r.file(p)
+                name = str(folder if folder.is_dir() else r.existing_file((*key, "path"), p))
+                _check_kind(r, (*key, "path"), kind, name)
+                lists.append(name)
         elif kind in ("list", "csv", "jsonl"):
             extra = _list_options(r, source, key)
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
@@ -729,8 +738,9 @@ def _no_path(r: _Reader, key: Key) -> tuple[str, ...]:
 
 def _check_kind(r: _Reader, key: Key, kind: str, path: str) -> None:
     from sitemapkit.generator.sources.lists import input_kind
+    from sitemapkit.generator.sources.parquet import is_parquet
 
-    detected = input_kind(path)
+    detected = "parquet" if is_parquet(path) else input_kind(path)
     if path != "-" and detected != kind:
         raise r.fail(
             key, f"{path!r} is read as {detected} (by its extension), not {kind}; rename it or fix type"

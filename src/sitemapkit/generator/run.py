@@ -24,6 +24,7 @@ from sitemapkit.generator.sources.lists import (
     read_source,
     record_batches,
 )
+from sitemapkit.generator.sources.parquet import has_alternates, is_parquet
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.writer import IndexMode, Naming, PublishResult, SitemapWriter
 
@@ -170,7 +171,8 @@ def generate(
     on_progress: Callable[[int], None] | None = None,
     explain: Callable[[Skip], None] | None = None,
 ) -> PublishResult:
-    """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`),
+    """Generate and publish sitemaps for the URLs in `sources` (URL lists, `.csv`, `.jsonl`, `.gz`, `-`,
+    `.parquet` files and folders of Parquet part files, see `sitemapkit.generator.sources.parquet`),
     site folders (`folder`: one or several), access logs (`logs`: one group or several) and `feeds` (sources
     such as a crawl that gather their entries themselves; see `EntryFeed`). `rules`
     filter every URL (include/exclude) and fill in per-pattern changefreq and priority defaults.
@@ -233,7 +235,15 @@ def generate(
         plain = (
             not folders
             and not feeds
-            and all(s.kind != "sitemap" and input_kind(s.path) in ("list", "csv") for s in inputs)
+            and all(
+                s.kind != "sitemap"
+                and (
+                    not has_alternates(s.path)
+                    if is_parquet(s.path)
+                    else input_kind(s.path) in ("list", "csv")
+                )
+                for s in inputs
+            )
         )
         hreflang = "keep" if plain else "complete"
     stats = SourceStats()
@@ -392,6 +402,18 @@ def _add_sources(
             from sitemapkit.generator.sources.sitemaps import read_sitemaps
 
             entries = read_sitemaps(name, writer.log)
+        elif is_parquet(name):
+            from sitemapkit.generator.sources.parquet import parquet_batches, read_parquet
+
+            if hook is None and clean is None and not hold:
+                with parquet_batches(name, writer.log) as parquet_batch:
+                    for block in parquet_batch:
+                        writer.add_records(block, block.notes)
+                        stats.read += len(block)
+                        if on_progress is not None:
+                            on_progress(stats.read)
+                continue
+            entries = read_parquet(name, writer.log)
         elif is_url_list(name) and hook is None and clean is None:
             batched = list_batches(name, writer.log, encoding, sitemap_gen=source.sitemap_gen)
             with batched as (batches, parse_line):
