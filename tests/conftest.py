@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,13 @@ import pytest
 from tests.localserver import LocalServer
 
 REPO = Path(__file__).resolve().parent.parent
+
+# A runner that starts the suite in the background without job control (`cmd &` in a script) leaves SIGINT
+# ignored, and every process started from here would inherit that: the tests that send Ctrl-C to a command
+# would then see it ignored. A handler (unlike SIG_IGN) is reset to the default at exec, so the commands the
+# tests start get Python's own Ctrl-C handling whatever launched the suite.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 SHARED = Path(os.environ.get("SITEMAPKIT_SHARED", REPO.parent / "shared"))
 
 
