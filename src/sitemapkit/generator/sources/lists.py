@@ -698,32 +698,41 @@ def _read_jsonl(
             yield record
             continue
         entry = entry_from_text(record, fields.report)
-        found: dict[str, Any] = {}
-        for key, value in extensions.items():  # each extension, and each item of a list, on its own
-            found[key] = _extension(entry.loc, key, value, fields, number)
-        yield UrlEntry(  # positional: several times cheaper than dataclasses.replace
-            entry.loc,
-            entry.lastmod,
-            entry.changefreq,
-            entry.priority,
-            found.get("images", entry.images),
-            found.get("videos", entry.videos),
-            found.get("news", entry.news),
-            found.get("alternates", entry.alternates),
-            entry.sitemap,
-            entry.line,
-            entry.lastmod_text,
-        )
+        # each extension, and each item of a list, on its own
+        found = {
+            key: read_extension(entry.loc, key, value, fields, number) for key, value in extensions.items()
+        }
+        yield with_extensions(entry, found)
 
 
-def _extension(loc: str, key: str, value: Any, fields: FieldReporter, number: int) -> Any:
-    """One extension of a JSONL line (`images`, `videos`, `news`, `alternates`), read item by item: a bad
-    item is reported and dropped, the others kept (a bad value of the wrong kind drops the extension)."""
+def with_extensions(entry: UrlEntry, found: dict[str, Any]) -> UrlEntry:
+    """`entry` with the extensions in `found` (images, videos, news, alternates) in place of its own."""
+    return UrlEntry(  # positional: several times cheaper than dataclasses.replace
+        entry.loc,
+        entry.lastmod,
+        entry.changefreq,
+        entry.priority,
+        found.get("images", entry.images),
+        found.get("videos", entry.videos),
+        found.get("news", entry.news),
+        found.get("alternates", entry.alternates),
+        entry.sitemap,
+        entry.line,
+        entry.lastmod_text,
+    )
+
+
+def read_extension(
+    loc: str, key: str, value: Any, fields: FieldReporter, number: int, unit: str = "line"
+) -> Any:
+    """One extension of a record (`images`, `videos`, `news`, `alternates`) at `number` (a JSONL line, a
+    Parquet row: `unit`), read item by item: a bad item is reported and dropped, the others kept (a value
+    of the wrong kind drops the extension)."""
     if key == "news" or not isinstance(value, list):
         try:
             parsed = entry_from_dict({"loc": loc, key: value})
         except InputError as exc:
-            what = "news entry of this line is" if key == "news" else f"{key} of this line are"
+            what = f"news entry of this {unit} is" if key == "news" else f"{key} of this {unit} are"
             fields.bad_line(f"{exc}; the {what} dropped", number)
             return None if key == "news" else ()
         return getattr(parsed, key)

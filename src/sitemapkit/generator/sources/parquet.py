@@ -26,9 +26,15 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.generator.sources.lists import FIELDS, ColumnBlock, FieldReporter, RecordBatch
+from sitemapkit.generator.sources.lists import (
+    FIELDS,
+    ColumnBlock,
+    FieldReporter,
+    RecordBatch,
+    read_extension,
+    with_extensions,
+)
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
-from sitemapkit.reader.export import entry_from_dict
 
 PARQUET_HINT: Final = "Parquet input needs pyarrow: pip install 'sitemapkit[parquet]'"
 BATCH_ROWS: Final = 16_384
@@ -36,7 +42,6 @@ BATCH_ROWS: Final = 16_384
 
 _ALIASES: Final = {"url": "loc", "address": "loc"}
 _EXTENSIONS: Final = ("images", "videos", "news", "alternates")
-_ITEM: Final = {"images": "image", "videos": "video", "alternates": "alternate"}
 _LASTMODS: Final = ("lastmod", "lastmod_text", "lastmod_utc")
 """The columns that give the lastmod, the first one present."""
 _IGNORED: Final = frozenset(
@@ -144,23 +149,9 @@ def _extension_rows(pa: Any, pc: Any, array: Any) -> list[int]:
 
 
 def _extension(loc: str, key: str, value: Any, fields: FieldReporter, row: int) -> Any:
-    """One extension of a row, item by item: a bad item is reported and dropped, the others kept."""
-    if key == "news":
-        try:
-            return entry_from_dict({"loc": loc or "-", "news": _set(value)}).news
-        except InputError as exc:
-            fields.bad_line(f"{exc}; the news entry of this row is dropped", row)
-            return None
-    kept = []
-    for i, item in enumerate(value):
-        try:
-            parsed = entry_from_dict({"loc": loc or "-", key: [_set(item)]})
-        except InputError as exc:
-            message = str(exc).replace(f"{key}[0]", f"{key}[{i}]")
-            fields.bad_line(f"{message}; this {_ITEM[key]} is dropped (the others are kept)", row)
-            continue
-        kept.append(getattr(parsed, key)[0])
-    return tuple(kept)
+    """One extension of a row, item by item (`read_extension`), a struct's null fields left out."""
+    cleaned = _set(value) if key == "news" else [_set(item) for item in value]
+    return read_extension(loc or "-", key, cleaned, fields, row, unit="row")
 
 
 def _set(item: Any) -> Any:
@@ -283,21 +274,7 @@ def _mixed(
         }
         if held:
             batch.notes.setdefault(len(batch), []).extend(held)
-        batch.append(
-            UrlEntry(  # positional: several times cheaper than dataclasses.replace
-                entry.loc,
-                entry.lastmod,
-                entry.changefreq,
-                entry.priority,
-                ext.get("images", entry.images),
-                ext.get("videos", entry.videos),
-                ext.get("news", entry.news),
-                ext.get("alternates", entry.alternates),
-                entry.sitemap,
-                entry.line,
-                entry.lastmod_text,
-            )
-        )
+        batch.append(with_extensions(entry, ext))
     return batch
 
 
