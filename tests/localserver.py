@@ -41,16 +41,20 @@ class Request:
     body: bytes
     at: float = field(default_factory=time.monotonic)
     """When the request arrived (`time.monotonic`)."""
+    end: float = 0.0
+    """When its answer was sent (0 until then)."""
 
 
 class LocalServer:
     """`server.route("/sitemap.xml", b"...", headers={...})`; `server.url("/sitemap.xml")`.
 
-    Unknown paths answer 404. `server.requests` records every request in order.
+    Unknown paths answer 404, or what `server.fallback` gives. `server.requests` records every request in
+    order. `address` is the loopback address to listen on (127.0.0.2 and on are other hosts).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, address: str = "127.0.0.1") -> None:
         self.routes: dict[str, Route] = {}
+        self.fallback: Handler | None = None
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         outer = self
@@ -64,10 +68,13 @@ class LocalServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                request = Request(self.command, self.path, dict(self.headers.items()), body)
                 with outer._lock:
-                    outer.requests.append(Request(self.command, self.path, dict(self.headers.items()), body))
+                    outer.requests.append(request)
                 route = outer.routes.get(self.path)
-                if route is None:
+                if route is None and outer.fallback is not None:
+                    status, headers, payload = outer.fallback(self)
+                elif route is None:
                     status, headers, payload = 404, {"Content-Type": "text/plain"}, b"not found"
                 elif route.handler is not None:
                     status, headers, payload = route.handler(self)
@@ -83,13 +90,15 @@ class LocalServer:
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(payload)
+                self.wfile.flush()
+                request.end = time.monotonic()
 
             do_GET = do_HEAD = do_POST = _serve
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((address, 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"http://{address}:{self.port}"
         # A client that stops reading early (a download cap) makes a handler fail; keep its traceback out of
         # whatever captures stderr at that moment.
         self.httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]

@@ -17,20 +17,14 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
+
+from tests.localserver import LocalServer, Request
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SLOW = 0.8
 """Seconds a slow page takes to answer (longer than the delay, so requests could overlap)."""
-
-
-@dataclass
-class Hit:
-    path: str
-    start: float
-    end: float = 0.0
 
 
 def _page(title: str, links: list[str]) -> bytes:
@@ -64,49 +58,31 @@ class SeamSite:
 
     def __init__(self, host: str = "127.0.0.3", delay: float = 0.3) -> None:
         self.delay = delay
-        self.hits: list[Hit] = []
-        self._lock = threading.Lock()
         self._calls: dict[str, int] = {}
-        outer = self
+        self._lock = threading.Lock()
+        self.server = LocalServer(host)
+        self.server.fallback = self._serve
+        self.base = self.server.base
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    @property
+    def hits(self) -> list[Request]:
+        """The server's request log: path, `at` (started) and `end` (answered)."""
+        return self.server.requests
 
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                hit = Hit(self.path, time.monotonic())
-                with outer._lock:
-                    outer.hits.append(hit)
-                    n = outer._calls[self.path] = outer._calls.get(self.path, 0) + 1
-                status, headers, body, wait = outer.answer(self.path, n)
-                if wait:
-                    time.sleep(wait)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                self.wfile.flush()
-                hit.end = time.monotonic()
-
-            do_HEAD = do_GET
-
-        self.httpd = ThreadingHTTPServer((host, 0), Handler)
-        self.httpd.daemon_threads = True
-        self.base = f"http://{host}:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05})
-        self._thread.daemon = True
+    def _serve(self, handler: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        with self._lock:
+            n = self._calls[handler.path] = self._calls.get(handler.path, 0) + 1
+        status, headers, body, wait = self.answer(handler.path, n)
+        if wait:
+            time.sleep(wait)
+        return status, headers, body
 
     def start(self) -> SeamSite:
-        self._thread.start()
+        self.server.start()
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
     def url(self, path: str = "/") -> str:
         return self.base + path
@@ -177,12 +153,12 @@ class SeamSite:
 
     def gaps(self) -> list[float]:
         """Seconds between the starts of every two requests in a row."""
-        starts = sorted(h.start for h in self.hits)
+        starts = sorted(h.at for h in self.hits)
         return [b - a for a, b in itertools.pairwise(starts)]
 
     def most_in_flight(self) -> int:
         """The most requests the server was answering at once."""
-        events = sorted([(h.start, 1) for h in self.hits] + [(h.end or h.start, -1) for h in self.hits])
+        events = sorted([(h.at, 1) for h in self.hits] + [(h.end or h.at, -1) for h in self.hits])
         now = most = 0
         for _, step in events:
             now += step
@@ -191,6 +167,6 @@ class SeamSite:
 
     def retry_gap(self, path: str) -> float:
         """Seconds between the first request of `path` (answered 429 or 503) and the one after it."""
-        starts = [h.start for h in self.hits if h.path == path]
+        starts = [h.at for h in self.hits if h.path == path]
         assert len(starts) == 2, (path, starts)
         return starts[1] - starts[0]

@@ -5,9 +5,8 @@ named on 127.0.0.1, an internal service on another port, another host on 127.0.0
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -24,56 +23,31 @@ def urlset(*locs: str) -> str:
     return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n{body}</urlset>\n'
 
 
-class Host:
-    """A server on another loopback address (another host) that answers everything and logs each request."""
-
-    def __init__(self, address: str, answer: Callable[[str], tuple[int, str]]) -> None:
-        self.requests: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                outer.requests.append(self.path)
-                status, body = answer(self.path)
-                data = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_HEAD = do_GET
-
-        self.httpd = ThreadingHTTPServer((address, 0), Handler)
-        self.httpd.daemon_threads = True
-        self.base = f"http://{address}:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def host(address: str, answer: Callable[[str], tuple[int, str]]) -> Iterator[Host]:
+def host(address: str, answer: Callable[[str], tuple[int, str]]) -> Iterator[LocalServer]:
+    """A server on another loopback address (another host) that answers every path with `answer`."""
     try:
-        h = Host(address, answer)
+        h = LocalServer(address)
     except OSError:  # pragma: no cover - no such loopback address here
         pytest.skip(f"{address} is not available")
+
+    def serve(handler: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        status, body = answer(handler.path)
+        return status, {"Content-Type": "text/plain"}, body.encode()
+
+    h.fallback = serve
+    h.start()
     yield h
     h.stop()
 
 
 @pytest.fixture
-def inner() -> Iterator[Host]:
+def inner() -> Iterator[LocalServer]:
     """The internal service: anything it serves is a secret (a text body whose first line is a URL)."""
     yield from host("127.0.0.1", lambda path: (200, LEAK))
 
 
 @pytest.fixture
-def victim() -> Iterator[Host]:
+def victim() -> Iterator[LocalServer]:
     """Another site, whose robots.txt keeps every crawler out (and asks 30 s between requests)."""
 
     def answer(path: str) -> tuple[int, str]:
@@ -95,7 +69,7 @@ def site_naming(server: LocalServer, lines: list[str]) -> None:
     server.routes["/"].headers["Content-Type"] = "text/html"
 
 
-def spellings(server: LocalServer, inner: Host) -> list[str]:
+def spellings(server: LocalServer, inner: LocalServer) -> list[str]:
     """Five ways to name an internal address: another port, localhost, another loopback host, IPv6, hex."""
     port, inner_port = server.port, inner.base.rsplit(":", 1)[1]
     return [
@@ -145,12 +119,12 @@ WINGS = ["crawl", "audit", "harvest"]
 
 @pytest.mark.parametrize("wing", WINGS)
 def test_robots_sitemap_lines_to_internal_addresses_are_not_fetched(
-    wing: str, server: LocalServer, inner: Host, tmp_path: Path
+    wing: str, server: LocalServer, inner: LocalServer, tmp_path: Path
 ) -> None:
     """The old code fetched all five by each of crawl, audit and harvest, and echoed the body's lines."""
     site_naming(server, spellings(server, inner))
     out = run_wing(wing, server, tmp_path)
-    assert inner.requests == []
+    assert [r.path for r in inner.requests] == []
     assert other_spellings_asked(server) == []
     assert "AKIA" not in out and "SecretAccessKey" not in out
     assert "/a" in out  # the site's own sitemap and page were read all the same
@@ -158,7 +132,7 @@ def test_robots_sitemap_lines_to_internal_addresses_are_not_fetched(
 
 @pytest.mark.parametrize("wing", WINGS)
 def test_the_named_origin_trusts_no_internal_child_or_redirect(
-    wing: str, server: LocalServer, inner: Host, tmp_path: Path
+    wing: str, server: LocalServer, inner: LocalServer, tmp_path: Path
 ) -> None:
     """The site's own index lists a child on the internal service and a child that redirects there:
     trusting the named origin does not extend to where its files point."""
@@ -173,13 +147,13 @@ def test_the_named_origin_trusts_no_internal_child_or_redirect(
     server.route("/pages.xml", urlset(server.url("/a")))
     server.redirect("/moved.xml", f"{inner.base}/moved.xml", status=301)
     run_wing(wing, server, tmp_path)
-    assert inner.requests == []
+    assert [r.path for r in inner.requests] == []
     assert "/pages.xml" in [r.path for r in server.requests]
 
 
 @pytest.mark.parametrize("wing", WINGS)
 def test_a_site_cannot_aim_the_run_at_another_site_past_its_robots_txt(
-    wing: str, server: LocalServer, victim: Host, tmp_path: Path
+    wing: str, server: LocalServer, victim: LocalServer, tmp_path: Path
 ) -> None:
     """3,000 Sitemap: lines naming another host's files: that host's robots.txt (Disallow: /) is asked once
     and obeyed. The old harvest sent 3,000 GETs to it in 9.7 s."""
@@ -187,7 +161,7 @@ def test_a_site_cannot_aim_the_run_at_another_site_past_its_robots_txt(
     run_wing(
         wing, server, tmp_path, allow_private=True
     )  # loopback hosts are private: let the test reach them
-    assert victim.requests == ["/robots.txt"]
+    assert [r.path for r in victim.requests] == ["/robots.txt"]
 
 
 def test_harvest_counts_every_named_sitemap_against_its_cap(server: LocalServer, tmp_path: Path) -> None:
