@@ -2,8 +2,9 @@
 workers) and by ultimate-sitemap-parser looping over the same sites, in the same run.
 
 Every site is its own loopback address (127.0.0.2, 127.0.0.3, ...) with a robots.txt naming a sitemap
-index of two urlsets, served by one asyncio process (tests/sitefarm.py). Each contender runs in a fresh
-process; peak RSS is VmHWM of that process and, for Ray, the highest of any actor (sampled from /proc).
+index of two urlsets, served from memory by one asyncio process (bench/siteserver.py's handler).
+Each contender runs in a fresh process; peak RSS is VmHWM of that process and, for Ray, the highest of
+any actor (sampled from /proc).
 
 `cpu s` is the CPU time of the contender's process (for Ray: of the driver only, the actors are not its
 children). `--compare DIR` adds `local-compare`, the local engine run from another checkout's `src/`
@@ -18,6 +19,7 @@ children). `--compare DIR` adds `local-compare`, the local engine run from anoth
 from __future__ import annotations
 
 import argparse
+import asyncio
 import shutil
 import socket
 import subprocess
@@ -25,9 +27,11 @@ import sys
 from pathlib import Path
 
 from common import WORK, Result, print_table, run_command
+from siteserver import answer, handler
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 CONTENDERS = ("local", "local-compare", "ray1", "ray2", "usp")
 DEFAULT = ("local", "ray1", "ray2", "usp")  # and local-compare, after local, given --compare
 
@@ -112,29 +116,54 @@ print("BENCH_RESULT " + json.dumps({{"count": count, "seconds": seconds, "peak_k
 
 
 def serve(sites: int, urls: int, listing: Path) -> None:
-    """The farm process: start the sites, write their list, serve until stdin closes."""
-    sys.path.insert(0, str(REPO))
-    from tests.sitefarm import Page, SiteFarm, address, index, urlset
-
+    """The farm process: one asyncio server per site address (127.0.0.2, ...), all on one port, each
+    answering robots.txt, an index and its two urlsets from memory; write their list, serve until stdin
+    closes."""
     half = max(1, urls // 2)
-    templates = {
-        part: urlset(f"http://HOSTPORT/{part}/{i}" for i in range(n))
-        for part, n in (("a", half), ("b", urls - half))
-    }
-    with SiteFarm() as farm:
-        bases = []
-        port = _port_under_10000(address(0))
-        for n in range(sites):
-            site = farm.add(address(n), port)
-            host = f"{site.address}:{site.port}".encode()
-            site.route("/robots.txt", f"User-agent: *\nSitemap: {site.url('/sitemap_index.xml')}\n")
-            site.route("/sitemap_index.xml", index([site.url("/a.xml"), site.url("/b.xml")]))
-            for part, template in templates.items():
-                site.route(f"/{part}.xml", lambda _, t=template, h=host: Page(t.replace(b"HOSTPORT", h)))
-            bases.append(site.base)
-        listing.write_text("".join(f"{b}\n" for b in bases))
+    addresses = [address(n) for n in range(sites)]
+    port = _port_under_10000(addresses[0])
+
+    def urlset(base: str, part: str, n: int) -> bytes:
+        rows = "".join(
+            f"<url><loc>{base}{part}/{i}</loc><lastmod>2024-05-01T10:00:00+02:00</lastmod>"
+            "<changefreq>daily</changefreq><priority>0.5</priority></url>\n"
+            for i in range(n)
+        )
+        return (f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n{rows}</urlset>\n').encode()
+
+    def site(host: str) -> dict[bytes, tuple[bytes, bytes]]:
+        base = f"http://{host}:{port}/"
+        children = "".join(f"<sitemap><loc>{base}{p}.xml</loc></sitemap>\n" for p in ("a", "b"))
+        return {
+            b"/robots.txt": answer(
+                f"User-agent: *\nSitemap: {base}sitemap_index.xml\n".encode(), "text/plain"
+            ),
+            b"/sitemap_index.xml": answer(
+                f'<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="{NS}">\n'
+                f"{children}</sitemapindex>\n".encode(),
+                "application/xml",
+            ),
+            b"/a.xml": answer(urlset(base, "a", half), "application/xml"),
+            b"/b.xml": answer(urlset(base, "b", urls - half), "application/xml"),
+        }
+
+    async def farm() -> None:
+        servers = [
+            await asyncio.start_server(handler(site(host)), host, port, backlog=1024) for host in addresses
+        ]
+        listing.write_text("".join(f"http://{host}:{port}/\n" for host in addresses))
         print("READY", flush=True)
-        sys.stdin.read()
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+        for server in servers:
+            server.close()
+
+    asyncio.run(farm())
+
+
+def address(n: int) -> str:
+    """The n-th loopback address from 127.0.0.2 on (n = 0, 1, ...)."""
+    n += 2
+    return f"127.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
 
 
 def _port_under_10000(host: str) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from asyncio import StreamReader, StreamWriter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 TYPES = {".html": "text/html; charset=utf-8", ".xml": "application/xml", ".txt": "text/plain"}
@@ -21,19 +23,28 @@ def load(folder: Path) -> dict[bytes, tuple[bytes, bytes]]:
         if path.is_file() and not path.name.endswith(".in") and not path.name.startswith("."):
             body = path.read_bytes()
             kind = TYPES.get(path.suffix, "application/octet-stream")
-            head = (
-                f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n"
-                "Last-Modified: Fri, 01 May 2026 00:00:00 GMT\r\n\r\n"
-            ).encode()
-            files[("/" + path.relative_to(folder).as_posix()).encode()] = (head, body)
+            files[("/" + path.relative_to(folder).as_posix()).encode()] = answer(body, kind)
     return files
+
+
+def answer(body: bytes, kind: str) -> tuple[bytes, bytes]:
+    """The (response head, body) of a 200 answer."""
+    head = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {len(body)}\r\n"
+        "Last-Modified: Fri, 01 May 2026 00:00:00 GMT\r\n\r\n"
+    ).encode()
+    return head, body
 
 
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nnot found"
 
 
-async def serve(files: dict[bytes, tuple[bytes, bytes]], port: int) -> None:
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def handler(
+    files: dict[bytes, tuple[bytes, bytes]],
+) -> Callable[[StreamReader, StreamWriter], Awaitable[None]]:
+    """A keep-alive connection handler answering from `files` (URL path -> (head, body))."""
+
+    async def handle(reader: StreamReader, writer: StreamWriter) -> None:
         try:
             while True:
                 request = await reader.readuntil(b"\r\n\r\n")
@@ -49,7 +60,11 @@ async def serve(files: dict[bytes, tuple[bytes, bytes]], port: int) -> None:
         finally:
             writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=512)
+    return handle
+
+
+async def serve(files: dict[bytes, tuple[bytes, bytes]], port: int, host: str = "127.0.0.1") -> None:
+    server = await asyncio.start_server(handler(files), host, port, backlog=512)
     async with server:
         await server.serve_forever()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.localserver import LocalServer
+from tests.support.localserver import LocalServer
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,5 +1,5 @@
 """The options several commands share, declared once: each with one flag, one default, one type and one
-help text wherever it appears (tests/test_cli_options.py walks every command to hold this).
+help text wherever it appears (tests/cli/test_cli_options.py walks every command to hold this).
 
 `network_options` is the group of every command that fetches: `--timeout`, `--retries`, `--user-agent`,
 `--allow-private`, and `--rate` for the commands that pace their requests. The values reach the Python API

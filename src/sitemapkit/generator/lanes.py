@@ -7,7 +7,7 @@ dots and lines, the distinct days are checked once each, the deduplication keys 
 the XML is made by two `bytes.replace` calls. A batch it refuses (one odd line, a duplicate, a day that
 may be in the future) goes to the inline lane, which checks line by line, writes canonical lines itself
 and hands any other line to the general path (`SitemapWriter.add_record`). The output is the same on every
-path (`tests/test_writer_properties.py` holds the lanes to the general path's bytes).
+path (`tests/generator/test_writer_properties.py` holds the lanes to the general path's bytes).
 """
 
 from __future__ import annotations
