@@ -113,10 +113,8 @@ class BulkLane:
         if largest > capacity:
             return False
         keys = set(map(xxh3_64_intdigest, locs))
-        seen = deduper._seen
-        if len(keys) != n or not seen.isdisjoint(keys):
+        if len(keys) != n or not deduper.claim(keys):
             return False  # the per-line loop reports the duplicates
-        seen |= keys
         part = writer._current_part()
         total = len(escaped) + 1 + n * growth
         if n <= writer.max_urls - part.urls and total <= capacity - part.body + (header - part.header):
@@ -365,7 +363,6 @@ def add_columns(
         for i in range(n):
             general(i)
         return
-    seen = deduper._seen
     folder, own = writer.scope.folder, writer.own_prefix
     odd = set(odd)
     # the URL column: one check over the joined column, or (if it fails) one per URL
@@ -478,24 +475,7 @@ def add_columns(
     for stop in [*sorted(odd), n]:
         while start < stop:
             # the good rows start..stop-1, up to the first duplicate among them
-            end = stop
-            segment = keys[start:stop]
-            if seen.isdisjoint(segment):
-                before = len(seen)
-                seen.update(segment)
-                if len(seen) - before != stop - start:
-                    seen.difference_update(segment)  # all were new: as it was
-                    end = start
-            else:
-                end = start
-            if end == start:
-                local: set[int] = set()
-                for key in segment:
-                    if key in seen or key in local:
-                        break
-                    local.add(key)
-                    end += 1
-                seen.update(local)
+            end = start + deduper.claim_prefix(keys[start:stop])
             _write_rows(writer, pieces, width, lastmods, lastmod_keys, start, end)
             if end < stop:
                 general(end)  # a duplicate: the general path reports it (or merges it)

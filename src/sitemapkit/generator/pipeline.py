@@ -53,6 +53,34 @@ class Deduper:
         seen.add(key)
         return True
 
+    def claim(self, keys: set[int]) -> bool:
+        """Record a batch of keys (`xxh3_64_intdigest` of URLs as written in XML, distinct), all or none:
+        False, recording nothing, if any was seen already. The generator's bulk lanes use it, and leave the
+        batch's duplicates to the per-line path, which reports them."""
+        seen = self._seen
+        if not seen.isdisjoint(keys):
+            return False
+        seen |= keys
+        return True
+
+    def claim_prefix(self, keys: list[int]) -> int:
+        """Record keys from the first on, up to the first one seen already (before, or earlier in `keys`);
+        how many were recorded."""
+        seen = self._seen
+        if seen.isdisjoint(keys):
+            before = len(seen)
+            seen.update(keys)
+            if len(seen) - before == len(keys):
+                return len(keys)  # the common case: all new and distinct
+            seen.difference_update(keys)  # none was in `seen` before: as it was
+        fresh: set[int] = set()
+        for key in keys:
+            if key in seen or key in fresh:
+                break
+            fresh.add(key)
+        seen |= fresh
+        return len(fresh)
+
     def __len__(self) -> int:
         return len(self._seen)
 
