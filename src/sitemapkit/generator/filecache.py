@@ -142,7 +142,7 @@ class FileCache:
         if len(self._puts) >= self._batch:
             self._flush()
 
-    def _detach(self) -> None:
+    def detach(self) -> None:
         """Write what is pending and stop: another cache of the same folder takes over (perhaps with
         other options, which empty the table). A detached cache misses and keeps nothing."""
         self._flush()

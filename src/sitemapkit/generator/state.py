@@ -656,7 +656,7 @@ class StateRun:
             raise UsageError("the run is finalized; nothing more can be observed")
         for other in self._caches:  # an earlier scan of the folder in this run is over (if not closed)
             if other.root == root:
-                other._detach()
+                other.detach()
         cache = FileCache(self, root, fingerprint, batch_size)
         self._caches.append(cache)
         return cache
