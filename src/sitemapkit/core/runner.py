@@ -1,4 +1,6 @@
-"""`run_stoppable`: `asyncio.run` for a command's event loop, where SIGTERM stops the run as Ctrl-C does.
+"""`blocking_form`: the blocking form of an async API function, from the one declaration of its parameters.
+
+`run_stoppable`: `asyncio.run` for a command's event loop, where SIGTERM stops the run as Ctrl-C does.
 
 The CLI's SIGTERM handler raises `Terminated` wherever the main thread is. Inside an event loop that is the
 middle of some task's step: that task ends with the exception, the others (a `gather`'s workers, the HTTP
@@ -12,13 +14,39 @@ with` blocks close), and then `Terminated` is raised from `run_stoppable` itself
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
-from sitemapkit.core.errors import Terminated
+from sitemapkit.core.errors import Terminated, UsageError
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def blocking_form(afunction: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking form of the async API function `afunction` (`acrawl` -> `crawl`): the same parameters,
+    declared once (mypy, `inspect.signature` and the docs all see `afunction`'s), and the same docstring;
+    it runs `afunction` to its end with `asyncio.run`. Called inside a running event loop it raises
+    `UsageError` naming the async form to await instead."""
+    name = afunction.__name__.removeprefix("a")
+
+    @functools.wraps(afunction)
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(afunction(*args, **kwargs))
+        raise UsageError(
+            f"{name}() runs its own event loop; inside one, use `await {afunction.__name__}(...)`"
+        )
+
+    blocking.__name__ = name
+    blocking.__qualname__ = (
+        afunction.__qualname__.rsplit(".", 1)[0] + "." + name if "." in afunction.__qualname__ else name
+    )
+    return blocking
 
 
 def run_stoppable(coro: Coroutine[Any, Any, T]) -> T:
