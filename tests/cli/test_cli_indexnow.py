@@ -13,8 +13,9 @@ import sitemapkit
 from sitemapkit.cli import main
 from sitemapkit.generator.state import StateStore
 from sitemapkit.publisher.indexnow import MARKER
-from tests.publisher.test_indexnow import head, raw_server
+from tests.publisher.test_indexnow import head
 from tests.support.localserver import Answer, LocalServer, sequence
+from tests.support.rawserver import raw_server
 
 KEY = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 OK: Answer = (200, {}, b"")
@@ -279,7 +280,9 @@ def test_help_has_examples() -> None:
 
 def test_an_accepted_request_whose_body_never_ends_is_sent_once(tmp_path: Path) -> None:
     # 200 and a body that promises 3 bytes and sends 1: the status line is the answer, the body is not read
-    with raw_server(lambda conn: conn.sendall(head(200, 3) + b"x"), {f"/{KEY}.txt": KEY.encode()}) as raw:
+    with raw_server(
+        lambda conn: conn.sendall(head(200, 3) + b"x"), {f"/{KEY}.txt": KEY.encode()}, hold=True
+    ) as raw:
         listing = tmp_path / "urls.txt"
         listing.write_text("/a\n/b\n")
         result = run(

@@ -12,7 +12,6 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from sitemapkit.publisher.indexnow import (
 from sitemapkit.reader.fetch import FetchOptions, FetchPolicy
 from tests.support.helpers import Sleeps
 from tests.support.localserver import Answer, LocalServer, sequence
+from tests.support.rawserver import raw_server
 
 KEY = "3f1c2a9be0d84b7c9a5e6d1f2b3c4a5d"
 OK: Answer = (200, {}, b"")
@@ -561,94 +561,6 @@ def test_unreachable_endpoint_is_retried_then_stops(server: LocalServer) -> None
     assert len(sleeps.delays) == 3 and info.value.status is None
 
 
-class RawServer:
-    """A bare HTTP/1.1 server on 127.0.0.1 for answers `LocalServer` cannot give: each POST is recorded,
-    then `answer(connection)` writes whatever it likes (a status line and a body that stalls or trickles).
-    A connection stays open until the client closes it or the test ends. A GET is answered from `files`."""
-
-    def __init__(
-        self, answer: Callable[[socket.socket], None], files: dict[str, bytes] | None = None
-    ) -> None:
-        self.answer = answer
-        self.files = files or {}
-        self.posts: list[bytes] = []
-        self.done = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.05)
-        self.base = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
-        self._threads = [threading.Thread(target=self._accept, daemon=True)]
-        self._threads[0].start()
-
-    def _accept(self) -> None:
-        while not self.done.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
-            self._threads.append(thread)
-            thread.start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                piece = conn.recv(65536)
-                if not piece:
-                    return
-                data += piece
-            head, _, body = data.partition(b"\r\n\r\n")
-            length = next(
-                (
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                ),
-                0,
-            )
-            while len(body) < length:
-                body += conn.recv(65536)
-            method, path, _ = head.split(b"\r\n")[0].decode().split(" ", 2)
-            if method != "POST":
-                found = self.files.get(path)
-                status, payload = ("200 OK", found) if found is not None else ("404 Not Found", b"")
-                conn.sendall(
-                    f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {len(payload)}\r\n"
-                    "Connection: close\r\n\r\n".encode()
-                    + payload
-                )
-                return
-            self.posts.append(body)
-            with contextlib.suppress(OSError):
-                self.answer(conn)
-            conn.settimeout(0.05)
-            while not self.done.is_set():  # hold the connection: the body never completes
-                try:
-                    if not conn.recv(65536):
-                        return  # the client closed it
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return
-
-    def stop(self) -> None:
-        self.done.set()
-        for thread in self._threads:
-            thread.join()
-        self._listener.close()
-
-
-@contextlib.contextmanager
-def raw_server(
-    answer: Callable[[socket.socket], None], files: dict[str, bytes] | None = None
-) -> Iterator[RawServer]:
-    raw = RawServer(answer, files)
-    try:
-        yield raw
-    finally:
-        raw.stop()
-
-
 def head(status: int, length: int) -> bytes:
     return f"HTTP/1.1 {status} Whatever\r\nContent-Length: {length}\r\n\r\n".encode()
 
@@ -657,7 +569,7 @@ def head(status: int, length: int) -> bytes:
 def test_an_accepted_batch_whose_body_never_ends_is_not_sent_again(status: int) -> None:
     # The status line says the batch arrived; the body promises 3 bytes and sends 1. Reading it would time
     # out, and taking that for a connection failure would send the batch a second time.
-    with raw_server(lambda conn: conn.sendall(head(status, 3) + b"x")) as raw:
+    with raw_server(lambda conn: conn.sendall(head(status, 3) + b"x"), {}, hold=True) as raw:
         sleeps = Sleeps()
         result = submit(
             ["/a", "/b"],
@@ -678,7 +590,7 @@ def test_an_accepted_batch_whose_body_never_ends_is_not_sent_again(status: int) 
 )
 def test_a_refusal_whose_body_never_ends_is_explained_with_what_came(status: int, message: str) -> None:
     # The status decides; a body that stalls only shortens the explanation (and is not a connection failure).
-    with raw_server(lambda conn: conn.sendall(head(status, 100) + b"Key mismatch")) as raw:
+    with raw_server(lambda conn: conn.sendall(head(status, 100) + b"Key mismatch"), {}, hold=True) as raw:
         sleeps = Sleeps()
         with pytest.raises(IndexNowError, match=message) as info:
             submit(
@@ -712,7 +624,7 @@ def test_a_trickling_refusal_body_is_read_within_a_total_deadline() -> None:
             started.set()
             time.sleep(0.002)  # pacing only: each byte is a piece of its own
 
-    with raw_server(trickle) as raw:
+    with raw_server(trickle, {}, hold=True) as raw:
         with pytest.raises(IndexNowError, match="answered 400: bad request") as info:
             submit(
                 ["/a"],

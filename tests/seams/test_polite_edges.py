@@ -13,6 +13,7 @@ import pytest
 
 from sitemapkit.reader.polite import MAX_CRAWL_DELAY, Politeness, origin_of
 from tests.support.localserver import LocalServer
+from tests.support.sitemaps import urlset
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HTML = "text/html"
@@ -20,11 +21,6 @@ HTML = "text/html"
 
 def page(title: str, body: str = "") -> str:
     return f"<!doctype html><html><head><title>{title}</title></head><body><p>{title}</p>{body}</body></html>"
-
-
-def urlset(*locs: str) -> str:
-    body = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
-    return f'<?xml version="1.0"?>\n<urlset xmlns="{NS}">{body}</urlset>\n'
 
 
 def paths(server: LocalServer) -> list[str]:

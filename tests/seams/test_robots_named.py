@@ -12,15 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.localserver import LocalServer
+from tests.support.sitemaps import urlset
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 PAGE = "<!doctype html><html><head><title>{0}</title></head><body><p>{0}</p></body></html>"
 LEAK = "http://intranet.example/\nAccessKeyId=AKIAEXAMPLE\nSecretAccessKey=wJalrXUtnFEMI/K7MDENG\n"
-
-
-def urlset(*locs: str) -> str:
-    body = "".join(f"<url><loc>{loc}</loc></url>\n" for loc in locs)
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n{body}</urlset>\n'
 
 
 def host(address: str, answer: Callable[[str], tuple[int, str]]) -> Iterator[LocalServer]:

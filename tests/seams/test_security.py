@@ -26,19 +26,11 @@ from sitemapkit.generator.writer import SitemapWriter
 from sitemapkit.reader.fetch import FetchOptions, FetchPolicy, address_problem, site_of
 from sitemapkit.reader.walk import read
 from tests.support.localserver import LocalServer, Route
+from tests.support.rawserver import raw_server
+from tests.support.sitemaps import index, urlset
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
-
-
-def urlset(*locs: str) -> str:
-    body = "".join(f"<url><loc>{loc}</loc></url>\n" for loc in locs)
-    return f'{HEAD}<urlset xmlns="{NS}">\n{body}</urlset>\n'
-
-
-def index(*locs: str) -> str:
-    body = "".join(f"<sitemap><loc>{loc}</loc></sitemap>\n" for loc in locs)
-    return f'{HEAD}<sitemapindex xmlns="{NS}">\n{body}</sitemapindex>\n'
 
 
 def cli(*args: str) -> Result:
@@ -165,47 +157,6 @@ def test_policy_units() -> None:
 
 
 # -- deadlines, retries, cut bodies: servers that misbehave on the wire ----------------------------------
-
-
-class RawServer:
-    """A loopback TCP server answering every connection with `script(conn)`: raw bytes, any pace."""
-
-    def __init__(self, script: Callable[[socket.socket], None]) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.script = script
-        self.stopped = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def _serve(self) -> None:
-        while not self.stopped.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    def _one(self, conn: socket.socket) -> None:
-        with conn:
-            conn.recv(65536)
-            with contextlib.suppress(OSError):
-                self.script(conn)
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.sock.close()
-
-
-@contextlib.contextmanager
-def raw_server(script: Callable[[socket.socket], None]) -> Iterator[RawServer]:
-    s = RawServer(script)
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def _trickle(
