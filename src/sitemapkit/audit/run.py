@@ -20,24 +20,24 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 from sitemapkit.audit.check import Listing, UrlRow, hreflang_mismatch, judge, median, soft_404
 from sitemapkit.audit.findings import AUDIT_CODES, Finding, help_for, site_unreachable
 from sitemapkit.audit.report import AuditReport, check_baseline, load_baseline, wilson
 from sitemapkit.audit.scope import ScopeCheck, listed_by
-from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InvalidUrlError, UsageError
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.core.runner import run_stoppable
+from sitemapkit.core.runner import blocking_form
 from sitemapkit.core.urls import Scope, normalize_url, url_key
 from sitemapkit.crawl.engine import CrawlOptions, CrawlProgress, make_fetcher
 from sitemapkit.crawl.frontier import Frontier
 from sitemapkit.crawl.judge import SOFT_404_RATIO, is_soft_404
-from sitemapkit.crawl.policy import CrawlRules
+from sitemapkit.crawl.options import NetworkOptions, NetworkSettings, merged, no_more
+from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES, CrawlRules
 from sitemapkit.crawl.probe import PageCheck, Prober
 from sitemapkit.reader.discover import discover, sitemaps_in_robots
 
@@ -83,103 +83,60 @@ def _target(url: str) -> tuple[str, str | None]:
     return root, norm
 
 
-def audit(
+async def aaudit(
     target: str,
     *,
     crawl: bool = False,
-    max_pages: int | None = None,
+    max_pages: int | None = DEFAULT_MAX_PAGES,
     max_depth: int | None = None,
     sample: int | None = None,
     seed: int = 0,
     max_urls: int | None = None,
-    concurrency: int = 2,
-    rate: float | None = None,
-    user_agent: str = USER_AGENT,
-    timeout: float = 30.0,
-    retries: int = 2,
-    allow_private: bool = False,
     allow_hosts: Iterable[str] = (),
+    network: NetworkOptions | None = None,
     now: dt.datetime | None = None,
     baseline: str | os.PathLike[str] | dict[str, Any] | None = None,
     crawl_db: str | os.PathLike[str] | None = None,
     on_progress: Callable[[AuditProgress], None] | None = None,
     on_crawl_progress: Callable[[CrawlProgress], None] | None = None,
+    **settings: Unpack[NetworkSettings],
 ) -> AuditReport:
     """Audit the sitemaps of `target` (a site root, or one sitemap or index URL) against the live site.
+    `audit` runs it to its end; `await aaudit(...)` inside a running event loop (cancelling the task stops
+    the checks and the crawl: their workers are cancelled and awaited).
 
     Every sitemap of the tree is validated (each `validate` code is a finding) and every URL it lists is
     checked live: `url-redirect`, `url-error`, `url-unreachable`, `url-noindex`, `url-canonicalized`,
     `url-blocked`, `url-soft-404`, `url-not-html`, `lastmod-future`, `lastmod-stale`, `lastmod-ahead`,
     `url-in-several-sitemaps`, `hreflang-return-missing` (`sitemapkit.audit.findings.AUDIT_CODES`). Only
     `sample` URLs are checked when given (a uniform random sample, reproducible with `seed`; each finding's
-    share gets a 95% confidence interval), at most `max_urls` otherwise.
+    share gets a 95% confidence interval), at most `max_urls` otherwise. The sitemaps may list URLs on
+    `allow_hosts` too.
 
-    With `crawl`, the site is crawled from its home page (at most `max_pages` pages, `max_depth` links):
-    `url-not-in-sitemap` and `url-orphan`, and the depth of each page. The crawl file is `crawl_db` (a
-    temporary file by default).
+    With `crawl`, the site is crawled from its home page (at most `max_pages` pages, as `crawl`'s
+    `ScopeOptions.max_pages`, None or 0: no limit; `max_depth` links): `url-not-in-sitemap` and
+    `url-orphan`, and the depth of each page. The crawl file is `crawl_db` (a temporary file by default).
 
-    Polite as `crawl` is: robots.txt for `user_agent`, `concurrency` requests at a time per host, at most
-    `rate` a second (or the `Crawl-delay`), `Retry-After` honoured, `retries` further attempts. `baseline`
-    (a previous report's JSON, or its path) marks findings new or unchanged and lists the fixed ones.
+    Polite as `crawl` is, with the same `network` group (`NetworkOptions`, each field also a keyword of its
+    own: `audit(site, rate=2)`): robots.txt for `user_agent`, `concurrency` requests at a time per host, at
+    most `rate` a second (or the `Crawl-delay`), `Retry-After` honoured, `retries` further attempts.
+    `baseline` (a previous report's JSON, or its path) marks findings new or unchanged and lists the fixed
+    ones. A bad argument raises `UsageError` before anything is fetched.
     """
-    return run_stoppable(  # SIGTERM cancels the workers
-        aaudit(
-            target,
-            crawl=crawl,
-            max_pages=max_pages,
-            max_depth=max_depth,
-            sample=sample,
-            seed=seed,
-            max_urls=max_urls,
-            concurrency=concurrency,
-            rate=rate,
-            user_agent=user_agent,
-            timeout=timeout,
-            retries=retries,
-            allow_private=allow_private,
-            allow_hosts=allow_hosts,
-            now=now,
-            baseline=baseline,
-            crawl_db=crawl_db,
-            on_progress=on_progress,
-            on_crawl_progress=on_crawl_progress,
-        )
-    )
-
-
-async def aaudit(
-    target: str,
-    *,
-    crawl: bool = False,
-    max_pages: int | None = None,
-    max_depth: int | None = None,
-    sample: int | None = None,
-    seed: int = 0,
-    max_urls: int | None = None,
-    concurrency: int = 2,
-    rate: float | None = None,
-    user_agent: str = USER_AGENT,
-    timeout: float = 30.0,
-    retries: int = 2,
-    allow_private: bool = False,
-    allow_hosts: Iterable[str] = (),
-    now: dt.datetime | None = None,
-    baseline: str | os.PathLike[str] | dict[str, Any] | None = None,
-    crawl_db: str | os.PathLike[str] | None = None,
-    on_progress: Callable[[AuditProgress], None] | None = None,
-    on_crawl_progress: Callable[[CrawlProgress], None] | None = None,
-) -> AuditReport:
-    """The async form of `audit`, for use inside a running event loop: the same parameters and result.
-    Cancelling the task stops the checks and the crawl (their workers are cancelled and awaited)."""
+    rest = dict(settings)
+    net = merged(network, NetworkOptions, rest)
+    no_more("audit", rest)
     root, sitemap = _target(target)
-    if concurrency < 1:
-        raise UsageError("concurrency must be at least 1")
-    if rate is not None and rate <= 0:
-        raise UsageError("rate must be more than 0")
     if sample is not None and sample < 1:
         raise UsageError("sample must be at least 1")
     if max_urls is not None and max_urls < 1:
         raise UsageError("max_urls must be at least 1")
+    if max_pages is not None and max_pages < 0:
+        raise UsageError(f"max_pages must be 0 (no limit) or more (got {max_pages})")
+    if max_depth is not None and max_depth < 0:
+        raise UsageError(f"max_depth must be 0 or more (got {max_depth})")
+    if isinstance(allow_hosts, str):
+        raise UsageError(f"allow_hosts takes a list of hosts, not the string {allow_hosts!r}")
     hosts = tuple(h.strip() for h in allow_hosts if h.strip())
     try:
         scope = Scope(root, hosts)
@@ -196,14 +153,9 @@ async def aaudit(
     options = CrawlOptions(
         root,
         CrawlRules(scope, max_depth=max_depth),
-        concurrency=concurrency,
-        rate=rate,
-        max_pages=max_pages,
-        user_agent=user_agent,
-        timeout=timeout,
-        retries=retries,
+        network=net,
+        max_pages=max_pages or None,
         sitemaps=False,
-        allow_private=allow_private,
     )
     clock = now or dt.datetime.now(dt.UTC)
     report = AuditReport(target, format_w3c(clock.replace(microsecond=0)))
@@ -215,6 +167,9 @@ async def aaudit(
     if previous is not None:
         report.compare(previous)
     return report
+
+
+audit = blocking_form(aaudit)
 
 
 class _Run:
@@ -416,7 +371,7 @@ class _Run:
                     last = time.monotonic()
                     self.on_progress(progress)
 
-        workers = max(1, min(64, self.options.concurrency * (1 + len(self.hosts))))
+        workers = max(1, min(64, self.options.network.concurrency * (1 + len(self.hosts))))
         await asyncio.gather(*(worker() for _ in range(workers)))
         rows: list[UrlRow] = []
         checks: dict[str, PageCheck] = {}

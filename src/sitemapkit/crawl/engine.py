@@ -15,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from sitemapkit.core.constants import MAX_URL_LENGTH, USER_AGENT
+from sitemapkit.core.constants import MAX_URL_LENGTH
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InvalidUrlError
@@ -42,6 +42,7 @@ from sitemapkit.crawl.judge import (
     says_not_found,
     text_of,
 )
+from sitemapkit.crawl.options import NetworkOptions
 from sitemapkit.crawl.policy import (
     CrawlRules,
     path_problem,
@@ -66,19 +67,13 @@ SEED_PATHS = ("/sitemap.xml", "/sitemap_index.xml")
 
 @dataclass(frozen=True)
 class CrawlOptions:
-    """How to crawl: what to fetch (`rules`), how politely, and what to keep of each page."""
+    """How to crawl: what to fetch (`rules`), how (`network`), and what to keep of each page."""
 
     start_url: str
     rules: CrawlRules
-    concurrency: int = 2
-    """Simultaneous requests to one host."""
-    rate: float | None = None
-    """Most requests a second to one host (robots.txt `Crawl-delay` may ask for fewer)."""
+    network: NetworkOptions = field(default_factory=NetworkOptions)
+    """Requests in flight and rate per host, User-Agent, timeout, retries, private addresses."""
     max_pages: int | None = None
-    user_agent: str = USER_AGENT
-    timeout: float = 30.0
-    retries: int = 2
-    """Further attempts on 429, 5xx and connection errors (waiting `Retry-After` when given)."""
     max_page_bytes: int = 10 * 1024 * 1024
     sitemaps: bool = True
     """Seed the crawl with the URLs of the site's existing sitemaps."""
@@ -87,30 +82,30 @@ class CrawlOptions:
     """Record each listed page's content hash (for `--state`)."""
     render: bool = False
     """Run each page's JavaScript in headless Chromium before reading it (`sitemapkit.crawl.render`)."""
-    allow_private: bool = False
-    """Fetch from loopback and private addresses other than the start URL's own origin (the fetch policy)."""
 
     def politeness(self, store: RobotsStore | None = None) -> Politeness:
-        """The crawl's politeness layer: robots.txt for `user_agent` (kept in `store`), `rate`, the
+        """The crawl's politeness layer: robots.txt for the User-Agent (kept in `store`), the rate, the
         `Crawl-delay`, `Retry-After`, `concurrency` requests in flight per host."""
-        return Politeness(user_agent=self.user_agent, rate=self.rate, per_host=self.concurrency, store=store)
+        net = self.network
+        return Politeness(user_agent=net.user_agent, rate=net.rate, per_host=net.concurrency, store=store)
 
     def fetch_options(self, politeness: Politeness | None = None) -> FetchOptions:
         """The HTTP options of every request the crawl makes (pages, robots.txt, sitemaps), through
         `politeness` (the run's one layer; a new one when None)."""
+        net = self.network
         return FetchOptions(
-            user_agent=self.user_agent,
-            read_timeout=self.timeout,
-            connect_timeout=min(self.timeout, 10.0),
+            user_agent=net.user_agent,
+            read_timeout=net.timeout,
+            connect_timeout=net.connect_timeout,
             max_download=self.max_page_bytes,
             max_decoded=self.max_page_bytes,
-            max_duration=max(60.0, self.timeout * 4),
-            retries=self.retries,
-            per_host=self.concurrency,
+            max_duration=max(60.0, net.timeout * 4),
+            retries=net.retries,
+            per_host=net.concurrency,
             politeness=politeness or self.politeness(),
-            max_connections=max(16, self.concurrency * 4),
+            max_connections=max(16, net.concurrency * 4),
             # the start URL is the origin the user named: a site on a private address may be crawled
-            policy=FetchPolicy(allow_private=self.allow_private).trusting(self.start_url),
+            policy=FetchPolicy(allow_private=net.allow_private).trusting(self.start_url),
         )
 
 
@@ -154,7 +149,7 @@ class Crawler:
         self.frontier = frontier
         self.report = on_diagnostic or (lambda d: None)
         self.on_progress = on_progress
-        self.agent = agent_token(options.user_agent)
+        self.agent = agent_token(options.network.user_agent)
         self.politeness = options.politeness(store=frontier)
         """The run's one politeness layer: every request goes through it (robots.txt, pacing, retries)."""
         self.progress = CrawlProgress()
@@ -184,9 +179,9 @@ class Crawler:
                 from sitemapkit.crawl.render import Renderer
 
                 renderer = Renderer(
-                    self.options.concurrency,
-                    self.options.timeout,
-                    self.options.user_agent,
+                    self.options.network.concurrency,
+                    self.options.network.timeout,
+                    self.options.network.user_agent,
                     policy=self.fetcher.policy,
                     allowed=self._robots_allow,
                 )
@@ -195,7 +190,9 @@ class Crawler:
                 await self._seed()
                 f.set_meta("seeded", "1")
                 f.commit()
-            workers = max(1, min(64, self.options.concurrency * (1 + len(self.rules.scope.allow_hosts))))
+            workers = max(
+                1, min(64, self.options.network.concurrency * (1 + len(self.rules.scope.allow_hosts)))
+            )
             await asyncio.gather(*(self._worker() for _ in range(workers)))
         if self._max_pages_reached():
             f.leave_queued("max-pages", f"--max-pages {self.options.max_pages} reached")
@@ -218,7 +215,8 @@ class Crawler:
 
         # URLs the site chose: read with the site's policy (not trusted as the start URL is), through the
         # crawl's politeness layer, so their robots.txt, Crawl-delay and Retry-After hold as for pages
-        read = ReadOptions(user_named=False, user_agent=self.options.user_agent, retries=self.options.retries)
+        net = self.options.network
+        read = ReadOptions(user_named=False, user_agent=net.user_agent, retries=net.retries)
         for sitemap in urls:
             batch: list[str] = []
             reader = AsyncReader(sitemap, read, on_diagnostic=self.report, fetch_options=self.fetcher.options)

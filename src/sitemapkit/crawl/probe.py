@@ -82,7 +82,7 @@ class Prober:
     ) -> None:
         self.options = options
         self.fetcher = fetcher
-        self.agent = agent_token(options.user_agent)
+        self.agent = agent_token(options.network.user_agent)
         self.keep_links = links
         self.follow = follow
 

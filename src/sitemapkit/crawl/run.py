@@ -6,32 +6,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import functools
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar, Unpack, cast
 
-from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
 from sitemapkit.core.files import open_new_nofollow
 from sitemapkit.core.model import Alternate, Image, Lastmod, UrlEntry
-from sitemapkit.core.runner import run_stoppable
+from sitemapkit.core.runner import blocking_form, run_stoppable
 from sitemapkit.core.urls import Scope, folder_of, normalize_url
 from sitemapkit.crawl.engine import Crawler, CrawlOptions, CrawlProgress
 from sitemapkit.crawl.frontier import Frontier, Row
-from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES, CrawlRules
+from sitemapkit.crawl.options import (
+    CrawlSettings,
+    NetworkOptions,
+    PublishOptions,
+    PublishSettings,
+    ScopeOptions,
+    merged,
+    no_more,
+)
+from sitemapkit.crawl.policy import CrawlRules
 from sitemapkit.generator.config import DEFAULT_CONFIG
 from sitemapkit.generator.run import generate
-from sitemapkit.generator.writer import IndexMode, PublishResult, SitemapWriter
+from sitemapkit.generator.writer import PublishResult, SitemapWriter
 from sitemapkit.reader.polite import UNREACHABLE
 
 if TYPE_CHECKING:
     from sitemapkit.generator.config import BuildConfig
+    from sitemapkit.generator.sources.folder import Skip
     from sitemapkit.generator.state import StateRun
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,42 +54,42 @@ class CrawlSource:
     See `crawl` for the meaning of each field."""
 
     start_url: str
-    allow_hosts: tuple[str, ...] = ()
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_pages: int | None = DEFAULT_MAX_PAGES
-    max_depth: int | None = None
-    strip_query: bool = False
-    keep_query: tuple[str, ...] = ()
-    trap_limit: int = 100
-    concurrency: int = 2
-    rate: float | None = None
-    user_agent: str = USER_AGENT
-    timeout: float = 30.0
-    retries: int = 2
-    sitemaps: bool = True
+    scope: ScopeOptions = dataclasses.field(default_factory=ScopeOptions)
+    network: NetworkOptions = dataclasses.field(default_factory=NetworkOptions)
     images: bool = False
     render: bool = False
-    allow_private: bool = False
     crawl_db: str | os.PathLike[str] | None = None
     resume: bool = False
     publish_partial: bool = False
 
-    def scope(self) -> Scope:
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> CrawlSource:
+        """The crawl a `sitemapkit.toml` source declares (`BuildConfig.crawls`: flat keyword arguments, each
+        a field of this class or of one of its option groups)."""
+        rest = dict(spec)
+        scope = merged(None, ScopeOptions, rest)
+        network = merged(None, NetworkOptions, rest)
+        start_url = rest.pop("start_url")
+        own = {f.name for f in dataclasses.fields(cls)}
+        no_more("CrawlSource", {k: v for k, v in rest.items() if k not in own})
+        return cls(start_url, scope, network, **rest)
+
+    def rules_scope(self) -> Scope:
+        """The crawl's scope: the start URL's scheme, host, port and folder, and the allowed hosts."""
         start = _start(self.start_url)
-        return Scope(folder_of(start), self.allow_hosts)
+        return Scope(folder_of(start), self.scope.allow_hosts)
 
     def key(self) -> str:
         """What a resumed crawl must share with the one it continues."""
-        scope = self.scope()
+        scope = self.rules_scope()
         return json.dumps(
             [
                 _start(self.start_url),
                 sorted(scope.allow_hosts),
-                self.include,
-                self.exclude,
-                self.strip_query,
-                self.keep_query,
+                self.scope.include,
+                self.scope.exclude,
+                self.scope.strip_query,
+                self.scope.keep_query,
             ]
         )
 
@@ -149,50 +163,33 @@ def summary(frontier: Frontier, complete: bool) -> dict[str, Any]:
     }
 
 
-def crawl(
+async def acrawl(
     start_url: str,
     out_dir: str | os.PathLike[str],
     *,
     base_url: str | None = None,
-    source: CrawlSource | None = None,
-    allow_hosts: Iterable[str] = (),
-    include: Iterable[str] = (),
-    exclude: Iterable[str] = (),
-    max_pages: int | None = DEFAULT_MAX_PAGES,
-    max_depth: int | None = None,
-    strip_query: bool = False,
-    keep_query: Iterable[str] = (),
-    trap_limit: int = 100,
-    concurrency: int = 2,
-    rate: float | None = None,
-    user_agent: str = USER_AGENT,
-    timeout: float = 30.0,
-    retries: int = 2,
-    sitemaps: bool = True,
+    scope: ScopeOptions | None = None,
+    network: NetworkOptions | None = None,
+    publish: PublishOptions | None = None,
     images: bool = False,
     render: bool = False,
-    allow_private: bool = False,
     crawl_db: str | os.PathLike[str] | None = None,
     resume: bool = False,
     publish_partial: bool = False,
-    state: str | os.PathLike[str] | None = None,
-    gzip: bool = False,
-    gzip_level: int = 6,
-    max_urls: int = MAX_URLS,
-    max_bytes: int = MAX_BYTES,
-    index: IndexMode = "auto",
-    name: str = "sitemap",
-    xsl: str | None = None,
-    hreflang: Literal["auto", "complete", "keep"] = "auto",
-    robots: str | os.PathLike[str] | None = None,
-    strict: bool = False,
+    crawl_log: str | os.PathLike[str] | None = None,
     on_diagnostic: DiagnosticHandler | None = None,
     on_progress: Callable[[CrawlProgress], None] | None = None,
     explain: Callable[[Row], None] | None = None,
-    crawl_log: str | os.PathLike[str] | None = None,
+    **settings: Unpack[CrawlSettings],
 ) -> PublishResult:
     """Crawl the site at `start_url` and publish sitemaps of its indexable pages in `out_dir`, as `generate`
-    does (`base_url`, default the start URL's folder, is where they are published).
+    does (`base_url`, default the start URL's folder, is where they are published). `crawl` runs it to its
+    end; `await acrawl(...)` inside a running event loop.
+
+    The settings come in three groups, each field also a keyword of its own (`crawl(url, out, rate=2,
+    gzip=True)`; a keyword wins over the field of an object given too): `scope` (`ScopeOptions`: what is
+    fetched), `network` (`NetworkOptions`: how politely) and `publish` (`PublishOptions`: how the sitemaps
+    are written, as `generate` writes them).
 
     Fetched: the start URL and, unless `sitemaps=False`, the URLs of the site's existing sitemaps, then every
     link found, while in scope (the start URL's scheme, host, port and folder, or `allow_hosts`), kept by
@@ -208,154 +205,42 @@ def crawl(
     (`sitemapkit.crawl.judge`). Each URL left out has a reason (`sitemapkit.crawl.policy.REASONS`),
     passed to `explain` and written to `crawl_log` (JSON Lines, as each URL is decided). lastmod: the
     page's own (JSON-LD `dateModified`, `article:modified_time`), else `Last-Modified`, else with `state`
-    the time its content last changed.
+    the time its content last changed. `images=True` lists each page's in-scope `<img>`.
 
     Polite: `concurrency` requests at a time per host, at most `rate` a second, robots.txt `Crawl-delay`
     honoured, 429/503 `Retry-After` waited out (`retries` further attempts on 429, 5xx and
     connection errors). The crawl lives in `crawl_db` (SQLite; default
     `default_crawl_db`): an interrupted crawl continues with `resume=True` without fetching again what it
-    has. Nothing is published unless the crawl completes (or `publish_partial`).
+    has. Nothing is published unless the crawl completes, or with `publish_partial` when it is stopped
+    (Ctrl-C, SIGTERM, or the task cancelled): what was listed so far is published and its result returned.
 
     The start URL's origin may be on a private or loopback address; other such addresses are refused
     unless `allow_private` (the fetch policy, see the README's Security section).
 
     `render=True` runs each page's JavaScript in headless Chromium first (`sitemapkit.crawl.render`; needs
-    the `render` extra and a system Chromium, else `UsageError`).
+    the `render` extra and a system Chromium, else `UsageError`). A bad argument raises `UsageError`
+    before anything is fetched.
     """
-    src = source or CrawlSource(
+    rest = dict(settings)
+    src = CrawlSource(
         start_url,
-        allow_hosts=tuple(allow_hosts),
-        include=tuple(include),
-        exclude=tuple(exclude),
-        max_pages=max_pages,
-        max_depth=max_depth,
-        strip_query=strip_query,
-        keep_query=tuple(keep_query),
-        trap_limit=trap_limit,
-        concurrency=concurrency,
-        rate=rate,
-        user_agent=user_agent,
-        timeout=timeout,
-        retries=retries,
-        sitemaps=sitemaps,
+        merged(scope, ScopeOptions, rest),
+        merged(network, NetworkOptions, rest),
         images=images,
         render=render,
-        allow_private=allow_private,
         crawl_db=crawl_db,
         resume=resume,
         publish_partial=publish_partial,
     )
-    scope = _checked(src, base_url, crawl_log)
-    with _opened(src, out_dir, state, crawl_log) as frontier:
-        complete = run_crawl(
-            src,
-            frontier,
-            scope,
-            hashes=state is not None,
-            on_diagnostic=on_diagnostic,
-            on_progress=on_progress,
-        )
-        return _publish(
-            frontier,
-            complete,
-            explain,
-            out_dir,
-            base_url or scope.folder,
-            state=state,
-            gzip=gzip,
-            gzip_level=gzip_level,
-            max_urls=max_urls,
-            max_bytes=max_bytes,
-            index=index,
-            name=name,
-            xsl=xsl,
-            allow_hosts=src.allow_hosts,
-            hreflang=hreflang,
-            robots=robots,
-            strict=strict,
-            on_diagnostic=on_diagnostic,
-        )
-
-
-async def acrawl(
-    start_url: str,
-    out_dir: str | os.PathLike[str],
-    *,
-    base_url: str | None = None,
-    source: CrawlSource | None = None,
-    allow_hosts: Iterable[str] = (),
-    include: Iterable[str] = (),
-    exclude: Iterable[str] = (),
-    max_pages: int | None = DEFAULT_MAX_PAGES,
-    max_depth: int | None = None,
-    strip_query: bool = False,
-    keep_query: Iterable[str] = (),
-    trap_limit: int = 100,
-    concurrency: int = 2,
-    rate: float | None = None,
-    user_agent: str = USER_AGENT,
-    timeout: float = 30.0,
-    retries: int = 2,
-    sitemaps: bool = True,
-    images: bool = False,
-    render: bool = False,
-    allow_private: bool = False,
-    crawl_db: str | os.PathLike[str] | None = None,
-    resume: bool = False,
-    publish_partial: bool = False,
-    state: str | os.PathLike[str] | None = None,
-    gzip: bool = False,
-    gzip_level: int = 6,
-    max_urls: int = MAX_URLS,
-    max_bytes: int = MAX_BYTES,
-    index: IndexMode = "auto",
-    name: str = "sitemap",
-    xsl: str | None = None,
-    hreflang: Literal["auto", "complete", "keep"] = "auto",
-    robots: str | os.PathLike[str] | None = None,
-    strict: bool = False,
-    on_diagnostic: DiagnosticHandler | None = None,
-    on_progress: Callable[[CrawlProgress], None] | None = None,
-    explain: Callable[[Row], None] | None = None,
-    crawl_log: str | os.PathLike[str] | None = None,
-) -> PublishResult:
-    """The async form of `crawl`, for use inside a running event loop: the same parameters and result.
-
-    The pages are fetched on the running loop; the sitemaps are then written on it too (a blocking step,
-    as `generate` is). Cancelling the task stops the crawl: the crawl file keeps what was fetched (continue
-    with `resume=True`), and nothing is published, `publish_partial` or not (it applies to Ctrl-C and
-    SIGTERM in `crawl`).
-    """
-    src = source or CrawlSource(
-        start_url,
-        allow_hosts=tuple(allow_hosts),
-        include=tuple(include),
-        exclude=tuple(exclude),
-        max_pages=max_pages,
-        max_depth=max_depth,
-        strip_query=strip_query,
-        keep_query=tuple(keep_query),
-        trap_limit=trap_limit,
-        concurrency=concurrency,
-        rate=rate,
-        user_agent=user_agent,
-        timeout=timeout,
-        retries=retries,
-        sitemaps=sitemaps,
-        images=images,
-        render=render,
-        allow_private=allow_private,
-        crawl_db=crawl_db,
-        resume=resume,
-        publish_partial=publish_partial,
-    )
-    scope = _checked(src, base_url, crawl_log)
-    with _opened(src, out_dir, state, crawl_log) as frontier:
+    out = merged(publish, PublishOptions, rest)
+    no_more("crawl", rest)
+    where = _checked(src, base_url, crawl_log)
+    with _opened(src, out_dir, out.state, crawl_log) as frontier:
         complete = await arun_crawl(
             src,
             frontier,
-            scope,
-            hashes=state is not None,
+            where,
+            hashes=out.state is not None,
             on_diagnostic=on_diagnostic,
             on_progress=on_progress,
         )
@@ -364,30 +249,19 @@ async def acrawl(
             complete,
             explain,
             out_dir,
-            base_url or scope.folder,
-            state=state,
-            gzip=gzip,
-            gzip_level=gzip_level,
-            max_urls=max_urls,
-            max_bytes=max_bytes,
-            index=index,
-            name=name,
-            xsl=xsl,
-            allow_hosts=src.allow_hosts,
-            hreflang=hreflang,
-            robots=robots,
-            strict=strict,
+            base_url or where.folder,
+            allow_hosts=src.scope.allow_hosts,
             on_diagnostic=on_diagnostic,
+            **out.generate_kwargs(),
         )
+
+
+crawl = blocking_form(acrawl)
 
 
 def _checked(src: CrawlSource, base_url: str | None, crawl_log: str | os.PathLike[str] | None) -> Scope:
     """The crawl's scope, once the arguments were checked (before anything is fetched)."""
-    scope = src.scope()
-    if src.concurrency < 1:
-        raise UsageError("concurrency must be at least 1")
-    if src.rate is not None and src.rate <= 0:
-        raise UsageError("rate must be more than 0")
+    scope = src.rules_scope()
     if base_url is not None:  # checked before the crawl, not after it
         try:
             Scope(base_url)
@@ -509,13 +383,22 @@ async def arun_crawl(
     on_diagnostic: DiagnosticHandler | None,
     on_progress: Callable[[CrawlProgress], None] | None,
 ) -> bool:
-    """`run_crawl` on the running event loop. A cancellation propagates (what was fetched is committed
-    first); the result is always True."""
+    """`run_crawl` on the running event loop: True when the crawl completed. Cancelled (the task, or Ctrl-C
+    in `crawl`, whose event loop cancels it), what was fetched is committed; with `publish_partial` the
+    cancellation is taken back and the result is False (publish what was listed), else it propagates."""
     crawler = make_crawler(src, frontier, scope, hashes, on_diagnostic, on_progress)
     if crawler is None:
         return True
     try:
         await crawler.run()
+    except asyncio.CancelledError:
+        frontier.commit()
+        task = asyncio.current_task()
+        if not src.publish_partial or task is None:
+            raise
+        task.uncancel()
+        settle(frontier, crawler)
+        return False
     except BaseException:
         frontier.commit()
         raise
@@ -536,27 +419,22 @@ def make_crawler(
         return None
     rules = CrawlRules(
         scope,
-        include=src.include,
-        exclude=src.exclude,
-        strip_query=src.strip_query,
-        keep_query=src.keep_query,
-        max_depth=src.max_depth,
-        trap_limit=src.trap_limit,
+        include=src.scope.include,
+        exclude=src.scope.exclude,
+        strip_query=src.scope.strip_query,
+        keep_query=src.scope.keep_query,
+        max_depth=src.scope.max_depth,
+        trap_limit=src.scope.trap_limit,
     )
     options = CrawlOptions(
         _start(src.start_url),
         rules,
-        concurrency=src.concurrency,
-        rate=src.rate,
-        max_pages=src.max_pages or None,
-        user_agent=src.user_agent,
-        timeout=src.timeout,
-        retries=src.retries,
-        sitemaps=src.sitemaps,
+        network=src.network,
+        max_pages=src.scope.max_pages or None,
+        sitemaps=src.scope.sitemaps,
         images=src.images,
         hashes=hashes,
         render=src.render,
-        allow_private=src.allow_private,
     )
     return Crawler(options, frontier, on_diagnostic=on_diagnostic, on_progress=on_progress)
 
@@ -594,7 +472,7 @@ def run_config(
     try:
         feeds = []
         for i, spec in enumerate(config.crawls):
-            src = CrawlSource(**spec)
+            src = CrawlSource.from_spec(spec)
             path = src.crawl_db or default_crawl_db(config.output.dir, config.state)
             if i and src.crawl_db is None:
                 path = f"{path}-{i + 1}"
@@ -604,7 +482,7 @@ def run_config(
             complete = run_crawl(
                 src,
                 frontier,
-                src.scope(),
+                src.rules_scope(),
                 hashes=config.state is not None,
                 on_diagnostic=on_diagnostic,
                 on_progress=on_crawl_progress,
@@ -617,27 +495,62 @@ def run_config(
             frontier.close()
 
 
-def build(path: str | os.PathLike[str] = DEFAULT_CONFIG, **kwargs: Any) -> PublishResult:
+def build(
+    path: str | os.PathLike[str] = DEFAULT_CONFIG,
+    *,
+    on_diagnostic: DiagnosticHandler | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    explain: Callable[[Skip], None] | None = None,
+    on_crawl_progress: Callable[[CrawlProgress], None] | None = None,
+    explain_crawl: Callable[[Row], None] | None = None,
+    **overrides: Unpack[PublishSettings],
+) -> PublishResult:
     """Build and publish the sitemaps the config file at `path` declares, as `sitemapkit build` does.
 
     The file is a `sitemapkit.toml` or a sitemap_gen.py `config.xml` (told apart by content); it is checked
     whole first (`ConfigError` names the file, line and key, and nothing is built). Its crawl sources are
     crawled first (`on_crawl_progress` and `explain_crawl` see them), then every source is read and the
-    result published. Other keyword arguments go to `generate` (`strict`, `on_diagnostic`, `on_progress`,
-    `explain`, `replace_existing`, ...) and override what the file says.
+    result published (`on_diagnostic`, `on_progress` and `explain` as `generate` takes them). A keyword of
+    `PublishOptions` (`strict=True`, `replace_existing=True`, `gzip=True`, ...) overrides what the file
+    says. `await abuild(...)` runs the same build in a worker thread.
     """
     from sitemapkit.generator.sitemap_gen import load_any
 
+    given = dict(overrides)
+    known = {f.name for f in dataclasses.fields(PublishOptions)}
+    no_more("build", {k: v for k, v in given.items() if k not in known})
+    if given:
+        dataclasses.replace(PublishOptions(), **given)  # type: ignore[arg-type]  # checked as the group
     config = load_any(path)
+    callbacks: dict[str, Any] = {
+        "on_diagnostic": on_diagnostic,
+        "on_progress": on_progress,
+        "explain": explain,
+    }
     if config.crawls:
-        return run_config(config, **kwargs)
-    for name in ("on_crawl_progress", "explain_crawl"):
-        kwargs.pop(name, None)
-    return config.run(**kwargs)
+        return run_config(
+            config, on_crawl_progress=on_crawl_progress, explain_crawl=explain_crawl, **callbacks, **given
+        )
+    return config.run(**callbacks, **given)
 
 
-async def abuild(path: str | os.PathLike[str] = DEFAULT_CONFIG, **kwargs: Any) -> PublishResult:
-    """The async form of `build`: the same parameters and result. A build is mostly local work (reading
-    files, writing sitemaps), so it runs in a worker thread; the callbacks are called from that thread,
-    and cancelling the task does not stop the build (it finishes or fails in its thread)."""
-    return await asyncio.to_thread(build, path, **kwargs)
+def in_worker_thread(function: Callable[P, T]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """The async form of the blocking `function` (`build` -> `abuild`): the same parameters, declared once;
+    it runs `function` in a worker thread (`asyncio.to_thread`), so the callbacks are called from that
+    thread, and cancelling the task does not stop it (it finishes or fails in its thread)."""
+
+    @functools.wraps(function)
+    async def in_thread(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await asyncio.to_thread(function, *args, **kwargs)
+
+    in_thread.__name__ = in_thread.__qualname__ = "a" + function.__name__
+    in_thread.__doc__ = (
+        f"The async form of `{function.__name__}`: the same parameters and result. A build is mostly local "
+        "work (reading files, writing sitemaps), so it runs in a worker thread; the callbacks are called "
+        "from that thread, and cancelling the task does not stop the build (it finishes or fails in its "
+        "thread)."
+    )
+    return in_thread
+
+
+abuild = in_worker_thread(build)
