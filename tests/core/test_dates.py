@@ -4,7 +4,7 @@ import datetime as dt
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemapkit.core.dates import format_w3c, is_naive, parse_w3c, schema_accepts, sort_key
@@ -158,3 +158,45 @@ def test_the_fast_path_parses_as_the_regular_expression_does(text: str) -> None:
         return (type(value), value, getattr(value, "utcoffset", lambda: None)())
 
     assert outcome(lambda: parse_w3c(text)) == outcome(lambda: _parse(text, text, False))
+
+
+def _two(low: int, high: int, *edges: str) -> st.SearchStrategy[str]:
+    """Two digits: from `low` to `high`, or (as often as any one of those) one of `edges`."""
+    return st.sampled_from([f"{i:02d}" for i in range(low, high + 1)] + list(edges))
+
+
+@st.composite
+def _time_shaped(draw: st.DrawFn) -> str:
+    """Date-times in and around the forms the fast path takes: seconds or not, fractions of 0 to 8 digits,
+    `Z`, `z` or an offset (up to 20 hours), `T` or `t`, digits mostly in range (some are not valid)."""
+    year = draw(st.sampled_from(["2025", "0001", "9999", "1999"]))
+    text = f"{year}-{draw(_two(1, 12, '00', '13'))}-{draw(_two(1, 28, '29', '31', '32'))}"
+    text += draw(st.sampled_from("TTt")) + f"{draw(_two(0, 23, '24'))}:{draw(_two(0, 59, '60'))}"
+    if draw(st.booleans()):
+        text += f":{draw(_two(0, 59, '60', '61'))}"
+        if draw(st.booleans()):
+            text += "." + draw(st.text(alphabet="0123456789", max_size=8))
+    zone = draw(st.sampled_from(["Z", "z", "", "+", "-", "+00:00", "-00:00"]))
+    if zone in ("+", "-"):
+        zone += f"{draw(_two(0, 15, '20', '23', '24'))}:{draw(_two(0, 59, '60', '99'))}"
+    return text + zone
+
+
+@settings(max_examples=1000)
+@given(_time_shaped())
+def test_the_time_fast_path_parses_as_the_regular_expression_does(text: str) -> None:
+    from sitemapkit.core.dates import _canonical, _parse
+
+    def outcome(parse: Callable[[], object]) -> object:
+        try:
+            value = parse()
+        except InvalidDateError:
+            return "invalid"
+        assert isinstance(value, dt.date)
+        return (type(value), value, format_w3c(value), getattr(value, "utcoffset", lambda: None)())
+
+    fast = _canonical(text)
+    if fast is not None:
+        assert outcome(lambda: fast) == outcome(lambda: _parse(text, text, False))
+    assert outcome(lambda: parse_w3c(text)) == outcome(lambda: _parse(text, text, False))
+    assert outcome(lambda: parse_w3c(text)) == outcome(lambda: _parse(text, text, False))  # once cached

@@ -40,17 +40,33 @@ def parse_w3c(text: str, *, allow_naive: bool = False) -> Lastmod:
     >>> parse_w3c("2005-01")
     datetime.date(2005, 1, 1)
     """
+    value = _PARSED.get(text)
+    if value is not None:
+        return value
     s = text.strip()
-    fast = _canonical(s)
-    if fast is not None:
-        return fast
-    return _parse(s, text, allow_naive)
+    value = _canonical(s)
+    if value is None:
+        return _parse(s, text, allow_naive)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[text] = value
+    return value
+
+
+# Texts the fast path parsed lately, and their values (immutable, so shared): inputs repeat their dates.
+_PARSED: dict[str, Lastmod] = {}
+_PARSED_MAX = 4096
+# A date-time `fromisoformat` reads as `_parse` does: seconds optional, a fraction of up to 6 digits, `Z` or
+# an offset (checked apart: `fromisoformat` takes offsets beyond 14 hours).
+_ISO_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:[0-9]{2})"
+)
 
 
 def _canonical(s: str) -> Lastmod | None:
-    """`s` parsed by the C parser of `fromisoformat` when it is in one of the two forms sitemaps use most,
-    `YYYY-MM-DD` and `YYYY-MM-DDThh:mm:ss+hh:mm` (checked here first: `fromisoformat` takes more forms
-    than W3C Datetime, such as week dates); else None, for `_parse` to decide."""
+    """`s` parsed by the C parser of `fromisoformat` when it is a `YYYY-MM-DD` date or a date-time in the
+    forms `_ISO_TIME` takes (checked here first: `fromisoformat` takes more forms than W3C Datetime, such as
+    week dates); else None, for `_parse` to decide."""
     n = len(s)
     if n == 10:
         if s[4] == "-" == s[7] and s.isascii() and (s[:4] + s[5:7] + s[8:]).isdigit():
@@ -59,25 +75,20 @@ def _canonical(s: str) -> Lastmod | None:
             except ValueError:
                 return None
         return None
-    if (
-        n == 25
-        and s[10] == "T"
-        and s[4] == "-" == s[7]
-        and s[13] == ":" == s[16] == s[22]
-        and s[19] in "+-"
-        and s.isascii()
-        and (s[:4] + s[5:7] + s[8:10] + s[11:13] + s[14:16] + s[17:19] + s[20:22] + s[23:]).isdigit()
-        and s[20:22] <= "14"
-        and (s[20:22] != "14" or s[23:] == "00")
-        and s[23:] <= "59"
-    ):
-        try:
-            value = dt.datetime.fromisoformat(s)
-            value.astimezone(dt.UTC)  # an instant before year 1 or after 9999 in UTC cannot be compared
-        except (ValueError, OverflowError):
-            return None
-        return value
-    return None
+    if n < 17 or s[10] != "T":
+        return None
+    m = _ISO_TIME.fullmatch(s)
+    if m is None:
+        return None
+    zone = m[1]
+    if zone != "Z" and (zone[1:3] > "14" or zone[4:] > "59" or (zone[1:3] == "14" and zone[4:] != "00")):
+        return None
+    try:
+        value = dt.datetime.fromisoformat(s)
+        value.astimezone(dt.UTC)  # an instant before year 1 or after 9999 in UTC cannot be compared
+    except (ValueError, OverflowError):
+        return None
+    return value
 
 
 def _parse(s: str, text: str, allow_naive: bool) -> Lastmod:

@@ -15,21 +15,43 @@ from sitemapkit.core.errors import InvalidUrlError
 _ALLOWED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?")
 # The common case, checked by one regex: lowercase ASCII host, optional port, RFC 3986 characters only.
 _FAST = re.compile(
-    r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::(\d{1,5}))?(/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]*)?"
+    r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::([0-9]{1,5}))?(/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]*)?"
 )
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _HEX = "0123456789ABCDEF"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _quote(part: str, extra_safe: str = "") -> str:
-    """Percent-encode what RFC 3986 does not allow raw, as UTF-8; keep valid `%XX` escapes."""
+# What `_quote` must change: a run of characters not allowed raw (a `%` among them unless it starts an
+# escape), or an escape with a lowercase hex digit. A part with none of these is returned as it is.
+_TO_QUOTE = re.compile(
+    r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]+|%(?![0-9A-Fa-f]{2})|%[0-9a-f][0-9A-Fa-f]|%[0-9A-F][a-f]"
+)
+_BYTE_ESCAPES = [f"%{byte:02X}" for byte in range(256)]
+
+
+def _quote_run(match: re.Match[str]) -> str:
+    text = match.group()
+    if len(text) == 3 and text[0] == "%":  # an escape with a lowercase digit (a run has no "%")
+        return text.upper()
+    return "".join(map(_BYTE_ESCAPES.__getitem__, text.encode("utf-8", "surrogatepass")))
+
+
+def _quote(part: str) -> str:
+    """Percent-encode what RFC 3986 does not allow raw, as UTF-8; keep valid `%XX` escapes (uppercased)."""
+    if _TO_QUOTE.search(part) is None:
+        return part
+    return _TO_QUOTE.sub(_quote_run, part)
+
+
+def _quote_reference(part: str) -> str:
+    """`_quote` character by character: the reference the property tests hold `_quote` to."""
     out: list[str] = []
     n = len(part)
     i = 0
     while i < n:
         ch = part[i]
-        if ch in _ALLOWED or ch in extra_safe:
+        if ch in _ALLOWED:
             out.append(ch)
         elif ch == "%" and i + 2 < n and _is_hex(part[i + 1 : i + 3]):
             out.append(part[i : i + 3].upper())
@@ -103,7 +125,81 @@ def normalize_url(text: str, base_url: str | None = None) -> str:
                 s, f"URL has {len(s)} characters (must be under {MAX_URL_LENGTH})", code="url-too-long"
             )
         return s
-    return _normalize_slow(s, text, base_url)
+    if s[0] == "/":
+        if base_url is None or s[1:2] == "/":
+            return _normalize_slow(s, text, base_url)
+        joined = _joined(s, base_url)
+        if joined is None:
+            return _normalize_slow(s, text, base_url)
+        s = joined
+    m = _SPLIT.fullmatch(s)
+    url = _normalized_parts(m) if m is not None else None
+    return url if url is not None else _normalize_slow(s, text, base_url)
+
+
+# The shape of most URLs the fast path leaves: an http(s) URL with an ASCII host name, an optional port, and
+# any path, query and fragment (no TAB or line break), split where `urlsplit` splits it.
+_SPLIT = re.compile(
+    r"((?i:https?))://([A-Za-z0-9_.-]+)(?::([0-9]*))?(/[^?#\t\r\n]*)?(?:\?([^#\t\r\n]*))?(?:#([^\t\r\n]*))?"
+)
+_ASCII_HOST = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?")
+# A relative URL that `urljoin` appends to the base's origin as it stands: no `;` (parameters) in its path,
+# no empty query or fragment (dropped), no dot segment in its path and no `//` (which some Python versions
+# drop) (checked apart).
+_PLAIN_RELATIVE = re.compile(r"(/[^?#;\t\r\n]*)(?:\?[^#\t\r\n]+)?(?:#[^\t\r\n]+)?")
+_ORIGINS: dict[str, str | None] = {}
+
+
+def _joined(s: str, base_url: str) -> str | None:
+    """`urljoin(base_url, s)` for a relative `s` (`/path`) in `_PLAIN_RELATIVE` form and an http(s) base with
+    a host; else None (the slow path joins it)."""
+    m = _PLAIN_RELATIVE.fullmatch(s)
+    if m is None or "//" in m[1] or "/." in m[1]:
+        return None
+    origin = _ORIGINS.get(base_url, "")
+    if origin == "":
+        origin = _origin(base_url)
+        if len(_ORIGINS) < 64:
+            _ORIGINS[base_url] = origin
+    return None if origin is None else origin + s
+
+
+def _origin(base_url: str) -> str | None:
+    """`scheme://netloc` of `base_url` as `urljoin` takes them, for an http(s) URL with a host; else None."""
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _normalized_parts(m: re.Match[str]) -> str | None:
+    """`_normalize_slow`'s URL for a URL split by `_SPLIT`, or None for one it would refuse (the slow path
+    then says why)."""
+    scheme, host, port, path, query, fragment = m.groups()
+    scheme = scheme.lower()
+    host = host.lower()
+    if host.endswith(".") and len(host) > 1:
+        host = host.rstrip(".")
+    if _ASCII_HOST.fullmatch(host) is None or ".." in host:
+        return None
+    if port:
+        number = int(port)
+        if number > 65535:
+            return None
+        if number != _DEFAULT_PORTS[scheme]:
+            host = f"{host}:{number}"
+    path = _remove_dot_segments(_quote(path)) if path else "/"
+    url = f"{scheme}://{host}{path or '/'}"
+    if query or (query is not None and fragment is None):
+        url += "?" + _quote(query)
+    if fragment:
+        url += "#" + _quote(fragment)
+    if len(url) >= MAX_URL_LENGTH:
+        return None
+    return url
 
 
 def url_key(url: str) -> str:
