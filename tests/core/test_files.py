@@ -343,3 +343,66 @@ def test_generate_never_follows_a_link_planted_at_its_predictable_temp_names(
     assert result.exit_code == 0, result.output
     data = final.read_bytes()
     assert (gzip_module.decompress(data) if gzip else data).count(b"<loc>") == 10
+
+
+def test_a_set_of_atomic_files_is_committed_in_order_under_names_chosen_late(tmp_path: Path) -> None:
+    """A multi-file transaction: files written under tagged temporary names, released (synced, no
+    descriptor kept), then renamed in order to names chosen only at the end, a link at a final name
+    replaced (never written through), the permissions those of the file each one replaces."""
+    from sitemapkit.core.files import AtomicFile, commit_in_order
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "b.xml").symlink_to(victim)
+    (tmp_path / "a.xml").write_text("old")
+    (tmp_path / "a.xml").chmod(0o640)
+    first = AtomicFile(tmp_path / "part-1.xml", tag="deadbeef")
+    second = AtomicFile(tmp_path / "part-2.xml", tag="deadbeef")
+    assert os.path.basename(first.temp).startswith(".part-1.xml.deadbeef.")
+    first.file.write(b"one")
+    second.file.write(b"two")
+    first.release()
+    second.release()
+    assert first.file.closed and not first.done
+    order: list[str] = []
+    real = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        order.append(os.path.basename(dst))
+        real(src, dst)
+
+    os.replace = spy  # type: ignore[assignment]
+    try:
+        commit_in_order([(first, tmp_path / "a.xml"), (second, tmp_path / "b.xml")])
+    finally:
+        os.replace = real
+    assert order == ["a.xml", "b.xml"]
+    assert (tmp_path / "a.xml").read_bytes() == b"one" and stat.S_IMODE(
+        (tmp_path / "a.xml").stat().st_mode
+    ) == 0o640
+    assert not (tmp_path / "b.xml").is_symlink() and (tmp_path / "b.xml").read_bytes() == b"two"
+    assert victim.read_text() == "precious\n" and temps(tmp_path) == []
+    with pytest.raises(ValueError, match="same folder"):
+        AtomicFile(tmp_path / "c.xml").commit(tmp_path.parent / "c.xml")
+    assert temps(tmp_path) == []
+
+
+def test_a_failed_rename_discards_the_rest_of_the_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitemapkit.core.files import AtomicFile, commit_in_order
+
+    outs = [AtomicFile(tmp_path / f"{n}.xml") for n in "abc"]
+    for out in outs:
+        out.file.write(out.path.encode())
+    real = os.replace
+
+    def interrupted(src: str, dst: str) -> None:
+        if dst.endswith("b.xml"):
+            raise KeyboardInterrupt
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        commit_in_order([(out, None) for out in outs])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.xml"]  # renamed stays; the rest discarded

@@ -18,6 +18,10 @@ run left behind.
   minute, so it never takes the file of a writer running at the same time.
 - `open_new_nofollow(path)` opens a log or stream for writing (created or truncated), refusing a symbolic
   link at `path` with an error naming the file.
+- Several files published as one set (a sitemap writer's children and the index that names them) are
+  `AtomicFile`s committed by `commit_in_order`: every one synced, renamed in the order given, and each
+  folder synced once after the last rename. A writer that keeps many finished files until that commit
+  `release()`s each (synced, its descriptor closed) so that no descriptor stays open per file.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any, Final
 
@@ -43,6 +47,7 @@ __all__ = [
     "AtomicFile",
     "SymlinkRefused",
     "atomic_write",
+    "commit_in_order",
     "open_new_nofollow",
     "sweep_stale_temps",
 ]
@@ -75,6 +80,22 @@ def _temp_prefix(name: str) -> str:
     return f".{name}."
 
 
+def _take_mode(fd: int, path: str) -> None:
+    """Give the file of `fd` the permissions (and owner, where allowed) of a regular file at `path`, else
+    the default ones (the umask applies)."""
+    try:
+        old: os.stat_result | None = os.lstat(path)
+    except OSError:
+        old = None
+    if old is not None and stat.S_ISREG(old.st_mode):
+        os.fchmod(fd, stat.S_IMODE(old.st_mode))
+        if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+            with contextlib.suppress(OSError):
+                os.fchown(fd, old.st_uid, old.st_gid)
+    else:
+        os.fchmod(fd, 0o666 & ~_umask())
+
+
 class AtomicFile:
     """The one atomic writer, in the form a long-lived writer keeps (a Parquet writer's sink): `.file` is
     the file object (`mode` "wb" or "w"; text with `encoding` and `newline`) open on a temporary file
@@ -89,6 +110,12 @@ class AtomicFile:
     is replaced, never written through. An exception inside `commit()` discards the file; `discard()` is
     safe to call at any time, again, or after `commit()` (then it does nothing). As a context manager:
     committed when the block ends without an exception, discarded otherwise.
+
+    `tag` puts a word in the temporary name (`.NAME.TAG.<random>.tmp`), such as a run's token, by which
+    that run's leftovers are known. `commit(path)` may name another path in the same folder, for a file
+    whose final name is known only when the set it belongs to is complete (its permissions are then
+    those of the file at that path). `release()` syncs the file and closes its descriptor before a later
+    `commit()` (see `commit_in_order`).
 
     Raises `OSError` (the folder is missing or not writable) and `ValueError` for a `mode` other than
     "wb" or "w"."""
@@ -107,29 +134,24 @@ class AtomicFile:
         fsync: bool = True,
         encoding: str | None = "utf-8",
         newline: str | None = None,
+        tag: str | None = None,
     ) -> None:
         if mode not in ("wb", "w"):
             raise ValueError(f"AtomicFile: mode must be 'wb' or 'w', not {mode!r}")
+        if tag is not None and not re.fullmatch(r"[A-Za-z0-9_-]+", tag):
+            raise ValueError(f"AtomicFile: tag must be letters, digits, '_' or '-', not {tag!r}")
         self.path = os.path.abspath(os.fspath(path))
         self._folder, name = os.path.split(self.path)
         self._fsync = fsync
         self._done = False
-        fd, self.temp = tempfile.mkstemp(dir=self._folder, prefix=_temp_prefix(name), suffix=".tmp")
+        self._released = False
+        prefix = _temp_prefix(name) + (f"{tag}." if tag is not None else "")
+        fd, self.temp = tempfile.mkstemp(dir=self._folder, prefix=prefix, suffix=".tmp")
         self._fd = fd
         try:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)  # ours alone: a sweep leaves it (released when fd closes)
-            try:
-                old: os.stat_result | None = os.lstat(self.path)
-            except OSError:
-                old = None
-            if old is not None and stat.S_ISREG(old.st_mode):
-                os.fchmod(fd, stat.S_IMODE(old.st_mode))
-                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
-                    with contextlib.suppress(OSError):
-                        os.fchown(fd, old.st_uid, old.st_gid)
-            else:
-                os.fchmod(fd, 0o666 & ~_umask())
+            _take_mode(fd, self.path)
             # closefd=False: the descriptor (and the lock) outlive a close of the file object
             self.file = (
                 os.fdopen(fd, "wb", closefd=False)
@@ -143,26 +165,61 @@ class AtomicFile:
             self._done = True
             raise
 
-    def commit(self) -> None:
-        """Flush, sync and rename the file over `path` (see the class); `ValueError` once it was committed
-        or discarded."""
+    def commit(self, path: str | os.PathLike[str] | None = None, *, sync_folder: bool = True) -> None:
+        """Flush, sync and rename the file over `path` (the one given at creation, or another in the same
+        folder; see the class); `sync_folder=False` leaves the folder's sync to the caller (one for
+        several files, as `commit_in_order` does). `ValueError` once it was committed or discarded, or
+        for a `path` in another folder."""
         if self._done:
             raise ValueError(f"AtomicFile({self.path!r}): already committed or discarded")
         try:
-            if not self.file.closed:
-                self.file.flush()
-            if self._fsync:
-                os.fsync(self._fd)
+            target = self.path if path is None else os.path.abspath(os.fspath(path))
+            if os.path.dirname(target) != self._folder:
+                raise ValueError(f"AtomicFile({self.path!r}): {target!r} is not in the same folder")
+            if target != self.path:
+                self.path = target
+                if not self._released:
+                    _take_mode(self._fd, target)
+                else:
+                    with open(self.temp, "rb", opener=_nofollow_opener) as again:
+                        _take_mode(again.fileno(), target)
+            if not self._released:
+                if not self.file.closed:
+                    self.file.flush()
+                if self._fsync:
+                    os.fsync(self._fd)
             os.replace(self.temp, self.path)
         except BaseException:
             self.discard()
             raise
         self._done = True
-        with contextlib.suppress(OSError):
-            self.file.close()
-        os.close(self._fd)
-        if self._fsync:
+        if not self._released:
+            self._close()
+        if self._fsync and sync_folder:
             _sync_folder(self._folder)
+
+    def release(self) -> None:
+        """Flush and sync the file now and close it and its descriptor (its `flock` goes with it), keeping
+        the temporary file for a later `commit()`: for a writer that keeps many finished files until one
+        commit of the set. Nothing can be written after it; again or once done, it does nothing."""
+        if self._done or self._released:
+            return
+        try:
+            if not self.file.closed:
+                self.file.flush()
+            if self._fsync:
+                os.fsync(self._fd)
+        except BaseException:
+            self.discard()
+            raise
+        self._released = True
+        self._close()
+
+    def _close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.file.close()
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
 
     def discard(self) -> None:
         """Close and remove the temporary file (`path` stays as it was); nothing once committed or
@@ -173,9 +230,10 @@ class AtomicFile:
         with contextlib.suppress(OSError, ValueError):
             self.file.close()
         with contextlib.suppress(OSError):
-            os.unlink(self.temp)  # still holding the lock
-        with contextlib.suppress(OSError):
-            os.close(self._fd)
+            os.unlink(self.temp)  # still holding the lock (unless released)
+        if not self._released:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
 
     @property
     def done(self) -> bool:
@@ -218,6 +276,33 @@ def atomic_write(
         out.discard()
         raise
     out.commit()
+
+
+def commit_in_order(
+    files: Sequence[tuple[AtomicFile, str | os.PathLike[str] | None]], *, fsync: bool = True
+) -> None:
+    """Publish several files as one set: each `(file, path)` committed (`path` None: the file's own) in
+    the order given, so a reader that follows the set's links meets no missing file when the files named
+    come before the file that names them (a sitemap index last); every file is synced before its rename
+    and, with `fsync`, each folder once after the last rename. A failure (an interrupt included) discards
+    the files not yet renamed and is raised; those renamed stay (each whole: the caller's record of the
+    set, such as a manifest naming old and new files, accounts for them)."""
+    folders: set[str] = set()
+    try:
+        for out, path in files:
+            out.commit(path, sync_folder=False)
+            folders.add(os.path.dirname(out.path))
+    except BaseException:
+        for out, _ in files:
+            out.discard()
+        raise
+    if fsync:
+        for folder in sorted(folders):
+            _sync_folder(folder)
+
+
+def _nofollow_opener(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
 
 
 def _sync_folder(folder: str) -> None:
