@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from sitemapkit.audit.report import AuditReport
     from sitemapkit.audit.run import aaudit, audit
     from sitemapkit.crawl.engine import CrawlProgress
+    from sitemapkit.crawl.options import NetworkOptions, PublishOptions, ScopeOptions
     from sitemapkit.crawl.run import abuild, acrawl, build, crawl
     from sitemapkit.generator.config import ConfigError
     from sitemapkit.generator.robots import RobotsResult, update_robots, update_robots_text
@@ -64,6 +65,9 @@ _LAZY = {
     "FetchPolicy": "sitemapkit.reader.fetch",
     "Politeness": "sitemapkit.reader.polite",
     "CrawlProgress": "sitemapkit.crawl.engine",
+    "NetworkOptions": "sitemapkit.crawl.options",
+    "PublishOptions": "sitemapkit.crawl.options",
+    "ScopeOptions": "sitemapkit.crawl.options",
     "IndexNowError": "sitemapkit.publisher.indexnow",
     "generate": "sitemapkit.generator.run",
     "RobotsResult": "sitemapkit.generator.robots",
@@ -139,13 +143,16 @@ __all__ = [
     "InputError",
     "InvalidDateError",
     "InvalidUrlError",
+    "NetworkOptions",
     "News",
     "Politeness",
     "PublishError",
+    "PublishOptions",
     "PublishResult",
     "Reader",
     "RobotsResult",
     "Scope",
+    "ScopeOptions",
     "Severity",
     "SitemapFile",
     "SitemapNode",

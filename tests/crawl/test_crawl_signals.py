@@ -15,6 +15,7 @@ from sitemapkit.core.page import link_header_canonical, x_robots_tag
 from sitemapkit.core.urls import Scope
 from sitemapkit.crawl.engine import CrawlOptions, make_fetcher
 from sitemapkit.crawl.frontier import Row
+from sitemapkit.crawl.options import NetworkOptions
 from sitemapkit.crawl.policy import CrawlRules
 from sitemapkit.crawl.probe import PageCheck, Prober
 from sitemapkit.crawl.run import crawl
@@ -43,7 +44,8 @@ def run(server: LocalServer, tmp_path: Path, **kwargs: Any) -> tuple[set[str], d
 
 def audit_checks(server: LocalServer, urls: list[str]) -> dict[str, PageCheck]:
     """Each URL checked by the audit's prober, as `sitemapkit audit` checks a listed URL."""
-    options = CrawlOptions(server.url("/"), CrawlRules(Scope(server.url("/"))), retries=0)
+    network = NetworkOptions(retries=0)
+    options = CrawlOptions(server.url("/"), CrawlRules(Scope(server.url("/"))), network=network)
 
     async def go() -> dict[str, PageCheck]:
         async with make_fetcher(options) as fetcher:

@@ -241,11 +241,11 @@ def test_script_only_shells_are_not_duplicates(server: LocalServer, tmp_path: Pa
 def test_a_page_limit_by_default_and_zero_lifts_it(server: LocalServer, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
+    from sitemapkit import ScopeOptions
     from sitemapkit.cli import main
     from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES
-    from sitemapkit.crawl.run import CrawlSource
 
-    assert CrawlSource("http://h/").max_pages == DEFAULT_MAX_PAGES == 100_000
+    assert ScopeOptions().max_pages == DEFAULT_MAX_PAGES == 100_000
     help_text = CliRunner().invoke(main, ["crawl", "--help"]).output
     assert "100000" in help_text and "0: no limit" in help_text
     server.route("/", page("home" + links("/a", "/b")), content_type=HTML)

@@ -179,12 +179,8 @@ def test_the_async_forms_run_inside_a_running_loop(server: LocalServer, tmp_path
     assert ticks > 0  # other tasks ran while the fetching awaited
 
 
-def test_cancelling_acrawl_publishes_nothing_and_a_resumed_crawl_finishes(
-    server: LocalServer, tmp_path: Path
-) -> None:
-    """A cancelled `acrawl` raises CancelledError (even with `publish_partial`, which is for Ctrl-C and
-    SIGTERM of the sync form), publishes nothing, and keeps in its crawl file what it fetched."""
-    release = threading.Event()
+def _slow_site(server: LocalServer, release: threading.Event) -> None:
+    """/ links /a and /slow, which answers once `release` is set."""
 
     def slow(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
         release.wait(30)
@@ -194,30 +190,57 @@ def test_cancelling_acrawl_publishes_nothing_and_a_resumed_crawl_finishes(
     server.route("/", page.format("home", '<a href="/a">a</a> <a href="/slow">s</a>'), content_type=HTML)
     server.route("/a", page.format("a", "a"), content_type=HTML)
     server.handle("/slow", slow)
-    out, db = tmp_path / "out", tmp_path / "crawl.db"
 
-    async def main() -> None:
+
+def _cancelled_acrawl(server: LocalServer, **kwargs: Any) -> Any:
+    """`acrawl` of the slow site, its task cancelled once /slow was asked for: what awaiting it gave (the
+    result, or the exception)."""
+    release = threading.Event()
+    _slow_site(server, release)
+
+    async def main() -> Any:
         task = asyncio.create_task(
-            sitemapkit.acrawl(
-                server.url("/"), out, concurrency=1, sitemaps=False, crawl_db=db, publish_partial=True
-            )
+            sitemapkit.acrawl(server.url("/"), concurrency=1, sitemaps=False, **kwargs)
         )
         while "/slow" not in [r.path for r in server.requests]:
             await asyncio.sleep(0.01)
         task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        try:
+            return await task
+        except asyncio.CancelledError as exc:
+            return exc
 
     try:
-        asyncio.run(main())
+        return asyncio.run(main())
     finally:
         release.set()
+
+
+def test_cancelling_acrawl_publishes_nothing_and_a_resumed_crawl_finishes(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    """A cancelled `acrawl` raises CancelledError, publishes nothing, and keeps in its crawl file what it
+    fetched."""
+    out, db = tmp_path / "out", tmp_path / "crawl.db"
+    assert isinstance(_cancelled_acrawl(server, out_dir=out, crawl_db=db), asyncio.CancelledError)
     assert not out.exists()
     before = [r.path for r in server.requests]
     result = sitemapkit.crawl(server.url("/"), out, sitemaps=False, crawl_db=db, resume=True)
     assert result.urls == 3
     again = [r.path for r in server.requests][len(before) :]
     assert "/" not in again and "/a" not in again  # fetched before the cancel: not fetched again
+
+
+def test_cancelling_acrawl_with_publish_partial_publishes_what_was_listed(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    """With `publish_partial`, a cancelled `acrawl` is stopped as Ctrl-C stops `crawl` (whose event loop
+    cancels it): what was listed is published and its result returned, marked incomplete."""
+    out = tmp_path / "out"
+    result = _cancelled_acrawl(server, out_dir=out, crawl_db=tmp_path / "crawl.db", publish_partial=True)
+    assert isinstance(result, sitemapkit.PublishResult), result
+    assert result.urls == 2 and result.sources["crawl"]["complete"] is False
+    assert (out / "sitemap.xml").is_file()
 
 
 def test_build_runs_a_config_file(tmp_path: Path) -> None:

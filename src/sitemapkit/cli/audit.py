@@ -11,13 +11,14 @@ from typing import Any
 import click
 
 from sitemapkit.audit.report import AuditReport, check_output
-from sitemapkit.audit.run import AuditProgress
-from sitemapkit.audit.run import audit as run_audit
+from sitemapkit.audit.run import AuditProgress, aaudit
 from sitemapkit.cli._output import error_line, fail, plural
-from sitemapkit.cli.options import network_options, per_host_option
+from sitemapkit.cli.options import allow_host_option, max_depth_option, max_pages_option, network_group
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.escape import for_terminal
+from sitemapkit.core.runner import run_stoppable
 from sitemapkit.crawl.engine import CrawlProgress
+from sitemapkit.crawl.options import NetworkOptions
 
 MESSAGE_LIMIT = 500
 """Characters of a URL or message shown on the terminal (the files have them whole)."""
@@ -41,19 +42,19 @@ MESSAGE_LIMIT = 500
     "--baseline", type=click.Path(dir_okay=False), help="A previous --json report: mark findings new/fixed."
 )
 @click.option(
-    "--crawl", "do_crawl", is_flag=True, help="Also crawl the site: pages not in any sitemap, orphans."
+    "--crawl",
+    "do_crawl",
+    is_flag=True,
+    help="Also crawl the site (--max-pages, --max-depth): pages not in any sitemap, orphans.",
 )
-@click.option("--max-pages", type=click.IntRange(1), help="With --crawl: fetch at most this many pages.")
-@click.option("--max-depth", type=click.IntRange(0), help="With --crawl: follow at most this many links.")
+@max_pages_option
+@max_depth_option
 @click.option("--crawl-db", type=click.Path(dir_okay=False), help="With --crawl: keep the crawl file here.")
 @click.option("--sample", type=click.IntRange(1), help="Check a uniform random sample of N listed URLs.")
 @click.option("--seed", default=0, show_default=True, type=int, help="The sample's random seed.")
 @click.option("--max-urls", type=click.IntRange(1), help="Check at most the first N listed URLs.")
-@click.option(
-    "--allow-host", "allow_hosts", multiple=True, metavar="HOST", help="Sitemaps may list HOST. Repeatable."
-)
-@per_host_option(2)
-@network_options(rate=True)
+@allow_host_option
+@network_group
 @click.option(
     "--max-findings",
     default=20,
@@ -76,12 +77,7 @@ def audit(
     seed: int,
     max_urls: int | None,
     allow_hosts: tuple[str, ...],
-    concurrency: int,
-    rate: float | None,
-    user_agent: str,
-    timeout: float,
-    allow_private: bool,
-    retries: int,
+    network: NetworkOptions,
     max_findings: int,
 ) -> None:
     """Audit a site's sitemaps against the live site.
@@ -106,25 +102,22 @@ def audit(
     try:
         _check_outputs(outputs, crawl_db)
         with _progress() as (on_progress, on_crawl):
-            report = run_audit(
-                site_or_sitemap_url,
-                crawl=do_crawl,
-                max_pages=max_pages,
-                max_depth=max_depth,
-                sample=sample,
-                seed=seed,
-                max_urls=max_urls,
-                concurrency=concurrency,
-                rate=rate,
-                user_agent=user_agent,
-                timeout=timeout,
-                retries=retries,
-                allow_private=allow_private,
-                allow_hosts=allow_hosts,
-                baseline=baseline,
-                crawl_db=crawl_db,
-                on_progress=on_progress,
-                on_crawl_progress=on_crawl,
+            report = run_stoppable(  # SIGTERM cancels the workers
+                aaudit(
+                    site_or_sitemap_url,
+                    crawl=do_crawl,
+                    max_pages=max_pages,
+                    max_depth=max_depth,
+                    sample=sample,
+                    seed=seed,
+                    max_urls=max_urls,
+                    allow_hosts=allow_hosts,
+                    network=network,
+                    baseline=baseline,
+                    crawl_db=crawl_db,
+                    on_progress=on_progress,
+                    on_crawl_progress=on_crawl,
+                )
             )
     except KeyboardInterrupt:
         fail("interrupted", 130)

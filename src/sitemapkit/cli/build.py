@@ -9,6 +9,7 @@ import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, fail, max_diagnostics_option, progress, safe_echo
 from sitemapkit.cli.generate import FAILED_JSON, explain_skip, report
+from sitemapkit.cli.options import json_summary_option, replace_existing_option, strict_option
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.generator.config import DEFAULT_CONFIG
 from sitemapkit.generator.sitemap_gen import load_any, to_toml
@@ -16,7 +17,7 @@ from sitemapkit.generator.sitemap_gen import load_any, to_toml
 
 @click.command()
 @click.argument("config", default=DEFAULT_CONFIG, metavar="[CONFIG]", type=click.Path(dir_okay=False))
-@click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
+@strict_option
 @click.option("--explain", is_flag=True, help="Say on stderr which pages were skipped (left out) and why.")
 @click.option("--check", is_flag=True, help="Only check the config file; build nothing.")
 @click.option(
@@ -25,12 +26,8 @@ from sitemapkit.generator.sitemap_gen import load_any, to_toml
     help="Print the sitemapkit.toml equivalent of CONFIG (a sitemap_gen.py config.xml, or a sitemapkit.toml "
     "with every path made relative and defaults left out); build nothing.",
 )
-@click.option(
-    "--replace-existing",
-    is_flag=True,
-    help="Take over sitemap files of the same names that another tool (sitemap_gen.py...) wrote.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
+@replace_existing_option
+@json_summary_option
 @max_diagnostics_option
 def build(
     config: str,

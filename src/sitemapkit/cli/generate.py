@@ -17,9 +17,10 @@ from sitemapkit.cli._output import (
     progress,
     safe_echo,
 )
-from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
+from sitemapkit.cli.options import allow_host_option, exclude_option, json_summary_option, publish_group
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
 from sitemapkit.core.escape import for_terminal
+from sitemapkit.crawl.options import PublishOptions
 from sitemapkit.generator.rules import Default, UrlRules, compile_pattern
 from sitemapkit.generator.run import FolderSource, LogSource, folder_include
 from sitemapkit.generator.run import generate as run_generate
@@ -34,38 +35,8 @@ if TYPE_CHECKING:
 @click.argument("sources", nargs=-1, metavar="[SOURCE]...")
 @click.option("--base-url", required=True, help="Public URL of the folder the sitemaps are published in.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder.")
-@click.option("--gzip", "use_gzip", is_flag=True, help="Write .xml.gz files.")
-@click.option("--gzip-level", default=6, show_default=True, type=click.IntRange(0, 9), help="gzip level.")
-@click.option("--max-urls", default=MAX_URLS, show_default=True, type=click.IntRange(1, MAX_URLS))
-@click.option(
-    "--max-bytes",
-    default=MAX_BYTES,
-    show_default=True,
-    type=click.IntRange(1, MAX_BYTES),
-    help="Uncompressed size limit per file, header and footer included.",
-)
-@click.option(
-    "--index",
-    "index_mode",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
-    show_default=True,
-    help="Write a sitemap index: when there are several files, always, or never.",
-)
-@click.option("--name", default="sitemap", show_default=True, help="File name prefix.")
-@click.option(
-    "--xsl",
-    default=None,
-    metavar="URL|default",
-    help="Add an XSL stylesheet reference; 'default' writes a bundled one next to the sitemaps.",
-)
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="HOST",
-    help="Also accept URLs on HOST (cross-submission through robots.txt). Repeatable.",
-)
+@publish_group
+@allow_host_option
 @click.option(
     "--dir",
     "site_dir",
@@ -84,13 +55,7 @@ if TYPE_CHECKING:
     help="With --dir: also list these files ('*.pdf'); HTML pages are always listed "
     "(to list only some pages, --exclude the others).",
 )
-@click.option(
-    "--exclude",
-    multiple=True,
-    metavar="PATTERN",
-    help="Leave out URLs whose path (and ?query) matches: a glob from '/' ('/drafts/*', '*.pdf'; '*' "
-    "crosses '/') or 're:' and a regular expression. For every source. Repeatable.",
-)
+@exclude_option
 @click.option(
     "--only",
     multiple=True,
@@ -146,52 +111,18 @@ if TYPE_CHECKING:
 @click.option("--strip-query", is_flag=True, help="With --log: drop query strings.")
 @click.option("--priority-from-hits", is_flag=True, help="With --log: priority from hit counts.")
 @click.option(
-    "--state",
-    type=click.Path(dir_okay=False),
-    help="SQLite state store for honest lastmod, removals and `sitemapkit diff` (e.g. .sitemapkit/state.db).",
-)
-@click.option(
     "--lastmod",
     "lastmod_mode",
     type=click.Choice(["content", "source", "mtime", "git"]),
     help="Where lastmod comes from [default: content with --state, else source].",
 )
-@click.option(
-    "--hreflang",
-    "hreflang_mode",
-    type=click.Choice(["auto", "complete", "keep"]),
-    default="auto",
-    show_default=True,
-    help="Complete hreflang groups (every member lists every member), or keep alternates as given; "
-    "auto completes them when a source can carry alternates.",
-)
-@click.option(
-    "--robots",
-    "robots_path",
-    metavar="PATH",
-    type=click.Path(dir_okay=False),
-    help="After publishing, list the sitemap (index) in this robots.txt (created if missing).",
-)
-@click.option(
-    "--replace-existing",
-    is_flag=True,
-    help="Take over sitemap files of the same names in --out that another tool wrote (by default, "
-    "publishing over them is refused).",
-)
-@click.option("--strict", is_flag=True, help="Any problem means exit 1 and nothing published.")
-@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
+@json_summary_option
 @max_diagnostics_option
 def generate(
     sources: tuple[str, ...],
     base_url: str,
     out_dir: str,
-    use_gzip: bool,
-    gzip_level: int,
-    max_urls: int,
-    max_bytes: int,
-    index_mode: str,
-    name: str,
-    xsl: str | None,
+    publish: PublishOptions,
     allow_hosts: tuple[str, ...],
     site_dir: str | None,
     clean_urls: bool,
@@ -210,12 +141,7 @@ def generate(
     min_hits: int,
     strip_query: bool,
     priority_from_hits: bool,
-    state: str | None,
     lastmod_mode: str | None,
-    hreflang_mode: str,
-    robots_path: str | None,
-    replace_existing: bool,
-    strict: bool,
     as_json: bool,
     max_diagnostics: int,
 ) -> None:
@@ -237,9 +163,6 @@ def generate(
     """
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
     _warn_unused_options(click.get_current_context(), bool(site_dir), bool(log_files))
-    # --name sitemap.xml means the prefix "sitemap", not sitemap.xml.xml
-    if name.endswith((".xml", ".xml.gz")):
-        name = name.removesuffix(".gz").removesuffix(".xml")
     try:
         defaults = tuple(_default(d) for d in default_values)
         rules = UrlRules(only, exclude, defaults) if only or exclude or defaults else None
@@ -251,20 +174,10 @@ def generate(
                 sources,
                 out_dir,
                 base_url,
-                gzip=use_gzip,
-                gzip_level=gzip_level,
-                max_urls=max_urls,
-                max_bytes=max_bytes,
-                index=index_mode,  # type: ignore[arg-type]
-                name=name,
-                xsl=xsl,
                 allow_hosts=allow_hosts,
-                hreflang=hreflang_mode,  # type: ignore[arg-type]
-                robots=robots_path,
-                strict=strict,
+                **publish.generate_kwargs(),
                 encoding=encoding,
                 log_format=log_format,
-                replace_existing=replace_existing,
                 on_diagnostic=printer,
                 on_progress=on_progress,
                 rules=rules,
@@ -287,7 +200,6 @@ def generate(
                 )
                 if log_files
                 else None,
-                state=state,
                 lastmod=lastmod_mode,
                 explain=explain_skip if explain else None,
             )

@@ -7,8 +7,10 @@ import json
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, fail, json_failure, safe_echo
+from sitemapkit.cli.options import default_of
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.escape import for_terminal
+from sitemapkit.crawl.options import PublishOptions
 from sitemapkit.generator.robots import update_robots
 
 
@@ -40,9 +42,10 @@ from sitemapkit.generator.robots import update_robots
 @click.option(
     "--name",
     metavar="NAME",
-    default=None,
-    help="Manage the block of this name (as with `generate --name`), so several sets of sitemaps can "
-    "each keep their own Sitemap: lines. Default: the unnamed block.",
+    default=default_of(PublishOptions, "name"),
+    show_default=True,
+    help="The set of sitemaps (as `generate --name`) whose block of Sitemap: lines to manage, so several "
+    "sets can each keep their own; the default set's block is the unnamed one.",
 )
 @click.option("--dry-run", is_flag=True, help="Print a unified diff of the change; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
@@ -50,7 +53,7 @@ def robots(
     robots_path: str,
     sitemaps: tuple[str, ...],
     remove: tuple[str, ...],
-    name: str | None,
+    name: str,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -89,7 +92,7 @@ def robots(
             robots_path,
             list(sitemaps) if sitemaps else None,
             remove=remove,
-            name=name,
+            name=None if name == default_of(PublishOptions, "name") else name,
             dry_run=dry_run,
             on_diagnostic=printer,
         )

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from sitemapkit.cli._output import fail
-from sitemapkit.cli.options import connect_timeout, network_options
+from sitemapkit.cli.options import allow_host_option, connect_timeout, network_options
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.escape import for_terminal
@@ -50,13 +50,7 @@ from sitemapkit.validator.run import validate as run_validate
     metavar="N",
     help="Show at most N diagnostics (errors before warnings); all are counted.",
 )
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="HOST",
-    help="Accept URLs on HOST in any sitemap (cross-submission through robots.txt). Repeatable.",
-)
+@allow_host_option
 @click.option(
     "--max-duration",
     metavar="S",

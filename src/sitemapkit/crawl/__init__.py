@@ -1,10 +1,48 @@
 """The crawler: a sitemap for a live site, built by crawling it politely, in bounded memory, resumable.
 
 `crawl` is the entry point (`sitemapkit.crawl(start_url, out_dir, ...)`, `acrawl` its async form);
-`frontier` keeps the crawl in SQLite, `policy` decides what is fetched and how fast, `engine` fetches and
-reads the pages, `run` feeds the listed pages to the generator's writer (and has `build`, which runs a
-config file whose sources may include crawls)."""
+`options` declares the settings (`NetworkOptions`, `ScopeOptions`, `PublishOptions`), `frontier` keeps the
+crawl in SQLite, `policy` decides what is fetched and how fast, `engine` fetches and reads the pages, `run`
+feeds the listed pages to the generator's writer (and has `build`, which runs a config file whose sources
+may include crawls). The names load on first use, so the option groups import without the crawler.
+"""
 
-from sitemapkit.crawl.run import CrawlSource, abuild, acrawl, build, crawl
+from __future__ import annotations
 
-__all__ = ["CrawlSource", "abuild", "acrawl", "build", "crawl"]
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sitemapkit.crawl.options import NetworkOptions, PublishOptions, ScopeOptions
+    from sitemapkit.crawl.run import CrawlSource, abuild, acrawl, build, crawl
+
+_LAZY = {
+    "CrawlSource": "sitemapkit.crawl.run",
+    "abuild": "sitemapkit.crawl.run",
+    "acrawl": "sitemapkit.crawl.run",
+    "build": "sitemapkit.crawl.run",
+    "crawl": "sitemapkit.crawl.run",
+    "NetworkOptions": "sitemapkit.crawl.options",
+    "PublishOptions": "sitemapkit.crawl.options",
+    "ScopeOptions": "sitemapkit.crawl.options",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sitemapkit.crawl' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "CrawlSource",
+    "NetworkOptions",
+    "PublishOptions",
+    "ScopeOptions",
+    "abuild",
+    "acrawl",
+    "build",
+    "crawl",
+]
