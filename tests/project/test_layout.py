@@ -204,17 +204,7 @@ FOREIGN_PRIVATE_ATTRIBUTES: dict[str, str] = {
     "guarded network backend is installed (reader/fetch.py's `_guarded_transport`)",
 }
 # module -> the `name._attribute` uses it still has on another module's objects; it only shrinks.
-KNOWN_PRIVATE_ATTRIBUTES: dict[str, set[str]] = {
-    "sitemapkit.generator.lanes": {
-        "writer._current_part",
-        "writer._days",
-        "writer._finish_part",
-        "writer._header_len",
-        "writer._known_day",
-    },
-    "sitemapkit.generator.writer": {"deduper._seen"},
-    "sitemapkit.validator.walk": {"report._add", "report._excerpts"},
-}
+KNOWN_PRIVATE_ATTRIBUTES: dict[str, set[str]] = {}
 
 
 def private_attributes() -> dict[str, set[str]]:

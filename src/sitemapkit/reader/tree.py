@@ -219,7 +219,7 @@ class WalkEvents:
         self.diagnostic = diagnostic
         self.max_download = max_download
 
-    def report(self, code: str, message: str, source: str) -> None:
+    def say(self, code: str, message: str, source: str) -> None:
         self.diagnostic(Diagnostic.make(code, message, source=source))
 
     def open(self, item: WalkItem) -> SitemapVisit | None:
@@ -231,21 +231,21 @@ class WalkEvents:
         self.diagnostic(d)
 
     def no_sitemap(self, found: Discovery, message: str) -> None:
-        self.report("no-sitemap", message, found.site)
+        self.say("no-sitemap", message, found.site)
 
     def fetch_failed(self, item: WalkItem, exc: FetchError) -> None:
         """Nothing of the sitemap could be fetched (refused by the policy or robots.txt, or failed)."""
         if isinstance(exc, FetchRefusedError):
-            self.report(exc.code, exc.reason, item.node.url)
+            self.say(exc.code, exc.reason, item.node.url)
         else:
-            self.report("http-error", f"could not fetch: {exc.reason}", item.node.url)
+            self.say("http-error", f"could not fetch: {exc.reason}", item.node.url)
 
     def redirect_loop(self, item: WalkItem, url: str, message: str) -> None:
-        self.report("fetch-loop", message, item.node.url)
+        self.say("fetch-loop", message, item.node.url)
 
     def http_status(self, item: WalkItem, response: FetchResponse) -> None:
         tries = f" (after {response.attempts} attempts)" if response.attempts > 1 else ""
-        self.report(
+        self.say(
             "http-error", f"HTTP {response.status} {status_phrase(response.status)}{tries}", item.node.url
         )
 
@@ -253,29 +253,29 @@ class WalkEvents:
         """The body was cut short: a download cap, a decoding failure, a broken connection."""
         if isinstance(exc, DownloadTooLargeError):
             message = f"more than {self.max_download:,} bytes; reading stopped, complete entries kept"
-            self.report("download-too-large", message, item.name)
+            self.say("download-too-large", message, item.name)
         elif isinstance(exc, ContentDecodingError):
-            self.report("compression-error", exc.reason, item.name)
+            self.say("compression-error", exc.reason, item.name)
         else:
-            self.report("http-error", exc.reason, item.name)
+            self.say("http-error", exc.reason, item.name)
 
     def unreadable(self, item: WalkItem, error: str) -> None:
-        self.report("read-error", error, item.name)
+        self.say("read-error", error, item.name)
 
     def nested_index(self, item: WalkItem) -> None:
-        self.report("nested-index", "a sitemap index listed by another sitemap index", item.name)
+        self.say("nested-index", "a sitemap index listed by another sitemap index", item.name)
 
     def over(self, item: WalkItem, over_index: int, over_walk: int, options: ReadOptions) -> None:
         """Children of `item` a bound left out: past `max_children` of it, past `max_sitemaps` of the walk."""
         if over_index:
-            self.report(
+            self.say(
                 "walk-limit",
                 f"{over_index:,} more children past the first {options.max_children:,} of this "
                 "index were not followed (--max-children)",
                 item.node.url,
             )
         if over_walk:
-            self.report(
+            self.say(
                 "walk-limit",
                 f"{over_walk:,} children were not followed: the walk already holds "
                 f"{options.max_sitemaps:,} sitemaps (--max-sitemaps)",
@@ -287,23 +287,23 @@ class WalkEvents:
         assert item.parent is not None
         parent, url = item.parent, item.node.url
         if refusal.code == "fetch-loop":
-            self.report("fetch-loop", f"{refusal.reason}: {url}; not followed", parent.node.url)
+            self.say("fetch-loop", f"{refusal.reason}: {url}; not followed", parent.node.url)
         elif refusal.code == "too-deep":
-            self.report(
+            self.say(
                 "too-deep",
                 f"{url} is at index depth {item.node.depth}, deeper than the maximum {options.max_depth}; "
                 "not followed",
                 parent.node.url,
             )
         elif refusal.code == "read-error":
-            self.report(
+            self.say(
                 "read-error",
                 f"{url} is not next to the index (looked for its URL path in the index's folder); "
                 "not fetched (pass --fetch-missing to fetch it)",
                 parent.location,
             )
         else:
-            self.report(refusal.code, refusal.reason, parent.node.url)
+            self.say(refusal.code, refusal.reason, parent.node.url)
 
 
 class TreeWalk:
@@ -351,9 +351,6 @@ class TreeWalk:
         self.runs = False
         """Hand plain entries on as `UrlRun`s (see `SitemapParser`); set before the walk starts."""
         self._size: Callable[[Batch], int] = len
-
-    def _report(self, code: str, message: str, source: str) -> None:
-        self.events.report(code, message, source)
 
     async def batches(self, fetcher: Fetcher | None = None) -> AsyncGenerator[Batch, None]:
         """The entries, one list at a time; with its own `Fetcher` unless given one (a run's)."""

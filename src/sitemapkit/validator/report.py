@@ -111,11 +111,17 @@ class ValidationReport:
         """The offending source line (shortened around the URL at fault), for a kept diagnostic."""
         return self._excerpts.get(diagnostic)
 
-    def _file(self, file: FileReport) -> None:
+    def add_file(self, file: FileReport) -> None:
+        """Count `file` in (the validator's walk adds each file as it comes to it)."""
         self.files.append(file)
         self._by_source.setdefault(file.source, file)
 
-    def _add(self, d: Diagnostic) -> None:
+    def add_excerpt(self, diagnostic: Diagnostic, excerpt: str) -> None:
+        """Keep the source line `diagnostic` points at (`excerpt`)."""
+        self._excerpts[diagnostic] = excerpt
+
+    def add(self, d: Diagnostic) -> None:
+        """Count `d` in, and keep it unless `keep` diagnostics of its code are kept already."""
         file = self._by_source.get(d.source) if d.source is not None else None
         if d.is_error:
             self.errors += 1
