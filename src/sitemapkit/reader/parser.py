@@ -8,9 +8,13 @@ reports every problem it meets as a `Diagnostic` (with a line) instead of raisin
 Pipeline for one document, each stage streaming:
 gzip inflation with a size cap (safety.py) -> UTF-8 normalisation (safety.py) -> format sniffing and
 DOCTYPE screening (sniff.py) -> stray-`&` escaping (ampersands.py) -> lxml pull parsing (here, with runs of
-plain `<url>` elements read without lxml: plain.py) -> per-entry reading and checks (entries.py, and
-extensions.py for image, video, news and hreflang). This module keeps the byte stages, drives lxml, reads
-text sitemaps, and assembles the parser from those parts.
+plain `<url>` elements read without lxml: plain.py) -> per-entry reading and checks (entries.py, which hands
+each extension element to the handler of its namespace: extensions.py and ext/). Text sitemaps are read by
+text.py; recovery.py goes on after a fatal XML error.
+
+This module keeps the byte stages and drives lxml. It composes the parser from those parts, each of which
+owns its state: what they share is a `Context` (context.py: diagnostics, line mapping, namespaces, dates)
+and a `Tally` (entries.py: the entries ready and their counts), passed to each.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
+from enum import IntEnum
 from typing import Any, Final, cast
 
 from lxml import etree
@@ -26,21 +31,20 @@ from sitemapkit.core.constants import MAX_BYTES, NS_SITEMAP, NS_SITEMAP_LEGACY
 from sitemapkit.core.diagnostics import Diagnostic, Severity
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.languages import LANGUAGE_CODES, REGION_CODES, hreflang_problem
-from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
+from sitemapkit.core.model import IndexEntry, UrlEntry
 from sitemapkit.reader import feeds
 from sitemapkit.reader.ampersands import StrayAmpersands
+from sitemapkit.reader.context import MAX_PARSE_ERRORS, Context
 from sitemapkit.reader.cut import OpenEntry, on_last_path, open_entry, root_closed
-from sitemapkit.reader.entries import (
-    CORE_NAMES,
-    KNOWN_NAMESPACES,
-    EntryReader,
-    split_tag,
-)
-from sitemapkit.reader.extensions import ExtensionReader
-from sitemapkit.reader.feeds import source_line
+from sitemapkit.reader.entries import EntryReader, Tally
+from sitemapkit.reader.ext.image import ImageHandler
+from sitemapkit.reader.ext.news import NewsHandler
+from sitemapkit.reader.ext.video import VideoHandler
+from sitemapkit.reader.ext.xhtml import XhtmlHandler
+from sitemapkit.reader.extensions import Extensions
 from sitemapkit.reader.plain import PlainRuns
-from sitemapkit.reader.recovery import Recovery
-from sitemapkit.reader.runs import URL_DRAFT, UrlRun
+from sitemapkit.reader.recovery import After, History, Position, Recovery, Resume
+from sitemapkit.reader.runs import URL_DRAFT
 from sitemapkit.reader.safety import (
     GZIP_MAGIC,
     PIECE,
@@ -52,13 +56,15 @@ from sitemapkit.reader.safety import (
     known_codec,
 )
 from sitemapkit.reader.sniff import WHITESPACE, Kind, Sniff, sniff_format
-from sitemapkit.reader.stages import HEAD, SEEK, SKIP, SNIFF, START, TEXT, XML
+from sitemapkit.reader.text import TextLines
+from sitemapkit.reader.values import split_tag
 
 __all__ = [
     "LANGUAGE_CODES",
     "REGION_CODES",
     "Entry",
     "SitemapParser",
+    "Stage",
     "hreflang_problem",
     "parse_bytes",
     "parse_file",
@@ -74,22 +80,31 @@ DEFAULT_MAX_UNCOMPRESSED: Final = 100 * 1024 * 1024
 _PIECE: Final = 4096
 """Compressed bytes fed at a time by `feed_pieces`."""
 
-_INDEX_NAMES: Final = ("loc", "lastmod")
 _E_URL, _E_SITEMAP, _E_ITEM, _E_ROOT, _E_OTHER = 0, 1, 2, 3, 4
-_MAX_TEXT_LINE: Final = 64 * 1024
-_MAX_NON_URL_LINES: Final = 5
-"""Lines in a row that are not URLs after which a text file is not read further: it is not a text sitemap
-(an internal file served by mistake), and its lines must not be echoed one by one into the report."""
-_MAX_PARSE_ERRORS: Final = 1000
 _CUT_REFERENCE: Final = re.compile(rb"#?[A-Za-z0-9]{0,10}")
 """What follows an `&` cut with the body: a reference's start (after the `amp;` that escaped the `&`)."""
-_PREV_MIN: Final = 1024
-"""Fewest bytes kept from before the newest piece lxml completed an element in (see `_drain_cut`)."""
-_HISTORY_MAX: Final = 4 * 1024 * 1024
-"""Most bytes kept for finding a fatal XML error in (when no element completes for that long)."""
 
 
-class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
+class Stage(IntEnum):
+    """The stages a `SitemapParser` goes through, in order (SEEK and XML alternate)."""
+
+    START = 0
+    """Waiting for the first two bytes: gzip or not."""
+    HEAD = 1
+    """Waiting for the bytes that tell the encoding."""
+    SNIFF = 2
+    """Waiting for the bytes that tell the format."""
+    XML = 3
+    """Reading XML."""
+    SEEK = 4
+    """Seeking the next entry after a fatal XML error."""
+    TEXT = 5
+    """Reading a text sitemap."""
+    SKIP = 6
+    """Stopped: whatever comes is not read."""
+
+
+class SitemapParser:
     """Incremental sitemap parser: feed raw bytes as they arrive, get entries as they complete.
 
     gzip is detected by its magic bytes (1f 8b), never by a name. The format (urlset, sitemapindex,
@@ -109,7 +124,8 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
     _ELISION = True
     """Read plain `<url>` elements without lxml (see plain.py); tests turn it off to compare."""
     _FAST_READ = True
-    """Read common `<url>` elements from lxml in one pass (see `_read_url`); tests turn it off to compare."""
+    """Read common `<url>` elements from lxml in one pass (see `EntryReader.read_url`); tests turn it off to
+    compare."""
 
     def __init__(
         self,
@@ -120,76 +136,68 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         runs: bool = False,
     ) -> None:
         self.source = source
-        self._runs = runs
         self.max_uncompressed = max_uncompressed
         self.kind: Kind | None = None
         self.ok = True
         self.truncated = False
         self.compressed = False
         self.uncompressed_bytes = 0
-        self.count = 0
         self.namespace: str | None = None
-        self._on_diagnostic = on_diagnostic
-        self._stage = START
+        self._stage = Stage.START
         self._stopped = False
         self._closed = False
-        self._out: list[Entry | UrlRun] = []
+        # the parts, and what they share
+        context = self._context = Context(source, on_diagnostic)
+        self._report = context.report
+        tally = self._tally = Tally()
+        extensions = Extensions(
+            context, ImageHandler(context), VideoHandler(context), NewsHandler(context), XhtmlHandler(context)
+        )
+        self._entries = EntryReader(context, tally, extensions, fast=self._FAST_READ)
+        self._history = History()
+        self._position = Position()
+        self._recovery = Recovery(context, tally, self._history, self._position)
+        self._plain = PlainRuns(
+            context,
+            tally,
+            self._entries,
+            self._history,
+            runs=runs,
+            feed_lxml=self._feed_lxml,
+            reading=self._reading,
+            tail_root=self._tail_root,
+        )
+        self._text = TextLines(context, tally, self._entries)
+        # the byte stages
         self._head = b""
         self._inflater: GzipInflater | None = None
         self._normalizer: Utf8Normalizer | None = None
         self._norm_lines = 0
         self._encoding_reported = False
-        self._buf = b""
-        self._strip_lines = 0
+        self._sniff_buf = b""
         self._amp = StrayAmpersands()
+        # the XML read by lxml
         self._xml: etree.XMLPullParser | None = None
-        self._line_offset = 0
         self._root: etree._Element | None = None
         self._last: etree._Element | None = None  # the last entry read, kept (cleared) until the next one
+        self._tail_entry = False  # the last element lxml reported was a <url> child of the root
         self._root_local = ""
         self._root_start: bytes | None = None
         self._root_line = 1
         self._root_closed = False
-        self._resume: re.Pattern[bytes] | None = None
         self._entry_names: tuple[str, ...] = ()
-        self._seek_buf = b""
-        self._seek_line = 0
-        self._seek_line_start = 0
-        self._resumed_at = -1
-        # (bytes, offset, line, line start, characters from the parser's column 1 to the offset)
-        self._history: list[tuple[bytes, int, int, int, int]] = []
-        self._column_chars = 0
-        self._history_bytes = 0
-        self._history_prev: tuple[bytes, int, int, int, int] | None = None  # the piece before _history
-        self._cut: OpenEntry | None = None  # at close, the entry a cut body ends inside (see cut.py)
-        self._quiet_cut = False  # the cut was reported already (a broken gzip stream, the size cap)
-        self._stream_pos = 0
-        self._xml_lines = 0  # newlines in the escaped bytes handed to lxml
-        self._last_newline = -1
-        self._parse_errors = 0
-        self._fatals = 0  # fatal XML errors (each restarts lxml after it)
-        self._entries_seen = 0
-        self._news_count = 0
-        self._text_line = 0
-        self._text_overlong = False
-        self._text_misses = 0  # lines in a row that were not URLs
-        self._text_miss_line = 0  # the first of them
-        self._core: dict[str, int] = {}
-        self._fast_tags: tuple[
-            str, ...
-        ] = ()  # <loc>, <lastmod>, <changefreq>, <priority> in the root namespace
-        self._core_ns: frozenset[str] = frozenset()
         self._tag_kinds: dict[str, int] = {}
-        self._date_cache: dict[str, Lastmod] = {}
-        # plain <url> elements read without lxml (see plain.py)
-        self._elide = False  # the document may have them: a urlset with an unprefixed root start tag
-        self._synced = False  # the stream fed so far ends between two children of the root
-        self._end_carry = ""  # while not synced: the unfinished end tag at the end of the last piece
-        self._trusted = True  # whether the next lxml feed may prove the stream is between children
-        self._misses = 0  # see _feed_eliding
-        self._tail_entry = False  # the last element lxml reported was a <url> child of the root
-        self._elide_root: etree._Element | None = None  # the root, once its default namespace matched
-        self._elide_images = False  # in it, the prefix image is the image extension's
+        self._elide = False  # plain <url> elements may be read without lxml (see plain.py)
+
+    @property
+    def count(self) -> int:
+        """Entries returned so far."""
+        return self._tally.count
+
+    @property
+    def skipped(self) -> int:
+        """Entries met in the document but not returned because of a problem (each was reported)."""
+        return self._tally.seen - self._tally.count
 
     # -- public API ------------------------------------------------------------------------------------
 
@@ -224,32 +232,8 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
     # -- plumbing ----------------------------------------------------------------------------------------
 
     def _take(self) -> list[Entry]:
-        out = self._out
-        self._out = []
-        return out  # type: ignore[return-value]  # holds a UrlRun only with runs=True (see the class)
-
-    def _report(
-        self,
-        code: str,
-        message: str,
-        line: int | None = None,
-        *,
-        url: str | None = None,
-        column: int | None = None,
-        severity: Severity | None = None,
-    ) -> None:
-        if self._on_diagnostic is not None:
-            self._on_diagnostic(
-                Diagnostic.make(
-                    code,
-                    message,
-                    source=self.source,
-                    line=line,
-                    column=column,
-                    url=url,
-                    severity=severity,
-                )
-            )
+        # holds a UrlRun only with runs=True (see the class)
+        return self._tally.take()  # type: ignore[return-value]
 
     def _stop(self) -> None:
         self._stopped = True
@@ -259,19 +243,19 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         """Stop reading a body that broke off (a damaged gzip stream, the size cap), which was reported: the
         XML read so far is closed, so that the entries complete in it (the last one too, whose end lxml may
         hold back) are read, and the one it ends inside is not, as when a body ends early."""
-        if self._stage in (XML, SEEK):
-            self._quiet_cut = True
+        if self._stage in (Stage.XML, Stage.SEEK):
+            self._recovery.cut_reported = True
             self._xml_bytes(b"", True)
         self._stop()
 
     def _raw(self, chunk: bytes, final: bool) -> None:
         """Stage 1: detect gzip, inflate, count and cap the uncompressed size."""
-        if self._stage == START:
+        if self._stage == Stage.START:
             self._head += chunk
             if len(self._head) < 2 and not final:
                 return
             chunk, self._head = self._head, b""
-            self._stage = HEAD
+            self._stage = Stage.HEAD
             if chunk.startswith(GZIP_MAGIC):
                 self.compressed = True
                 self._inflater = GzipInflater()
@@ -389,29 +373,32 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
     def _utf8(self, data: bytes, final: bool) -> None:
         """Stage 3: sniff the format, then hand the bytes to the XML or text reader."""
         stage = self._stage
-        if stage in (XML, SEEK):
+        if stage == Stage.XML or stage == Stage.SEEK:
             self._xml_bytes(data, final)
-        elif stage == TEXT:
-            self._text_bytes(data, final)
-        elif stage in (HEAD, SNIFF):
-            self._stage = SNIFF
-            self._buf += data
-            sniff = sniff_format(self._buf, final)
+        elif stage == Stage.TEXT:
+            if not self._text.feed(data, final):
+                self._stop()
+        elif stage == Stage.HEAD or stage == Stage.SNIFF:
+            self._stage = Stage.SNIFF
+            self._sniff_buf += data
+            sniff = sniff_format(self._sniff_buf, final)
             if sniff is None:
                 return
-            buf, self._buf = self._buf, b""
+            buf, self._sniff_buf = self._sniff_buf, b""
             if sniff.kind is None:
                 self._report(sniff.code, sniff.problem or "Not a sitemap.", sniff.line)
                 self.ok = False
-                self._stage = SKIP
+                self._stage = Stage.SKIP
                 return
             self.kind = sniff.kind
+            self._entries.start(sniff.kind)
             if sniff.kind == "text":
-                self._stage = TEXT
-                self._text_bytes(buf, final)
+                self._stage = Stage.TEXT
+                if not self._text.feed(buf, final):
+                    self._stop()
                 return
             if sniff.skip:
-                self._strip_lines = buf.count(b"\n", 0, sniff.skip)
+                self._position.lines = buf.count(b"\n", 0, sniff.skip)
                 self._report(
                     "leading-whitespace",
                     "Whitespace comes before the XML declaration <?xml ...?>, which must be the very first "
@@ -439,22 +426,15 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             entries = ("item",)
         else:
             entries = ("entry",)
-        alternatives = b"|".join(re.escape(e.encode()) for e in entries)
-        self._resume = re.compile(
-            rb"<(?:[A-Za-z_][\w.\-]*:)?(?:"
-            + alternatives
-            + rb")[\s/>]|</"
-            + re.escape(prefix.encode())
-            + re.escape(local.encode())
-            + rb"\s*>"
-        )
-        self._line_offset = self._strip_lines
+        self._recovery.start(sniff.root, sniff.root_start, self._root_line, entries)
+        self._context.line_offset = self._position.lines
         self._entry_names = entries
         self._xml = self._new_lxml_parser(entries)
         if sniff.root_start is not None:
             self._set_namespace(sniff.namespace)
             self._elide = self._ELISION and kind == "urlset" and not prefix and URL_DRAFT is not None
-        self._stage = XML
+            self._plain.start(self.namespace)
+        self._stage = Stage.XML
 
     def _new_lxml_parser(self, entries: tuple[str, ...]) -> etree.XMLPullParser:
         tags = [f"{{*}}{e}" for e in entries] + [f"{{*}}{self._root_local}"]
@@ -505,14 +485,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                     f"{root} has the namespace {ns}; it must be {NS_SITEMAP}. It was read anyway.",
                     self._root_line,
                 )
-        core_ns = {ns or "", NS_SITEMAP, NS_SITEMAP_LEGACY, NS_SITEMAP_HTTPS, ""}
-        self._core_ns = frozenset(core_ns)
-        names = CORE_NAMES if kind != "sitemapindex" else _INDEX_NAMES
-        self._core = {
-            (f"{{{n}}}{name}" if n else name): rank for n in core_ns for rank, name in enumerate(names)
-        }
-        if kind == "urlset":
-            self._fast_tags = tuple(f"{{{ns}}}{name}" if ns else name for name in CORE_NAMES)
+        core_ns = frozenset({ns or "", NS_SITEMAP, NS_SITEMAP_LEGACY, NS_SITEMAP_HTTPS, ""})
+        self._context.core_ns = core_ns
+        self._entries.use_namespaces(ns, core_ns)
 
     def _xml_bytes(self, data: bytes, final: bool) -> None:
         fixed, strays = self._amp.fix(data, final)
@@ -537,48 +512,38 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             offset = marks[i]
             self._xml_piece(fixed[start:offset], False)
             start = offset
-            if self._stage not in (XML, SEEK):
+            if self._stage != Stage.XML and self._stage != Stage.SEEK:
                 return
             j = i + 1
             if fixed[offset] == 0:
                 self._nul()
-                if self._stage != XML:
+                if self._stage != Stage.XML:
                     while j < n and marks[j] == marks[j - 1] + 1 and fixed[marks[j]] == 0:
                         j += 1
-            elif self._parse_errors > _MAX_PARSE_ERRORS:
+            elif self._context.parse_errors > MAX_PARSE_ERRORS:
                 if marks is strays:  # no NUL: every mark left is a stray, only counted now
                     j = n
                 else:
                     while j < n and marks[j] == marks[j - 1] + 5 and fixed[marks[j]] != 0:
                         j += 1
-                self._parse_errors += j - i
+                self._context.parse_errors += j - i
             else:
-                self._parse_error(
+                self._context.parse_error(
                     "A raw '&' that starts no entity reference; write it as &amp; (it was read as '&').",
-                    self._stream_line(),
-                    self._stream_pos - self._last_newline,
+                    self._position.line(),
+                    self._position.column(),
                 )
             i = j
         self._xml_piece(fixed[start:], final)
 
     def _xml_piece(self, fixed: bytes, final: bool) -> None:
         """Hand escaped bytes to lxml, keeping count of their lines and offsets in the stream."""
-        first_line = self._stream_line()
-        base = self._stream_pos
-        line_start = self._last_newline + 1
-        last_nl = fixed.rfind(b"\n")
-        if last_nl >= 0:
-            self._last_newline = base + last_nl
-            self._xml_lines += fixed.count(b"\n")
-        self._stream_pos += len(fixed)
+        position = self._position
+        first_line = position.line()
+        base = position.pos
+        line_start = position.last_newline + 1
+        position.advance(fixed)
         self._pump(fixed, base, first_line, line_start, final)
-
-    def _parse_error(self, message: str, line: int | None, column: int | None = None) -> None:
-        self._parse_errors += 1
-        if self._parse_errors <= _MAX_PARSE_ERRORS:
-            self._report("parse-error", message, line, column=column)
-        elif self._parse_errors == _MAX_PARSE_ERRORS + 1:
-            self._report("parse-error", f"More than {_MAX_PARSE_ERRORS} parse errors; no more are reported.")
 
     def _pump(self, data: bytes, base: int, first_line: int, line_start: int, final: bool) -> None:
         """Feed lxml; after a fatal error, seek the next entry and go on with a fresh parser.
@@ -587,22 +552,90 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         in and `line_start` the offset where that line starts.
         """
         while True:
-            if self._stage == XML:
+            if self._stage == Stage.XML:
                 if self._elide:
-                    resume = self._feed_eliding(data, base, first_line, line_start, final)
+                    resume = self._plain.feed(data, base, first_line, line_start, final)
                 else:
                     resume = self._feed_lxml(data, base, first_line, line_start, final)
                 if resume is None:
                     return
                 data, base, first_line, line_start = resume
-                self._seek_buf, self._seek_line, self._seek_line_start = b"", first_line, line_start
-            elif self._stage == SEEK:
-                found = self._seek(data, base, final)
+            elif self._stage == Stage.SEEK:
+                found = self._recovery.seek(data, base, final)
                 if found is None:
                     return
+                if isinstance(found, After):
+                    self._after(found)
+                    return
                 data, base, first_line, line_start = found
+                if not self._restart(first_line):
+                    return
             else:
                 return
+
+    def _after(self, after: After) -> None:
+        """Go on as `Recovery` says after a fatal error: seek the next entry, or stop."""
+        if after == After.SEEK:
+            self._stage = Stage.SEEK
+            return
+        self._stage = Stage.SKIP
+        if after == After.END:
+            self._root_closed = True
+        elif after >= After.CUT:
+            self.truncated = True
+            if after == After.LOST:
+                self.kind = None
+                self.ok = False
+
+    def _restart(self, line: int) -> bool:
+        """A fresh lxml parser for the bytes from an entry's start tag in `line` on (after a fatal error);
+        False when it cannot start."""
+        assert self._root_start is not None
+        self._history.restart()
+        self._xml = self._new_lxml_parser(self._entry_names)
+        self._root = None
+        self._plain.restart()
+        self._stage = Stage.XML
+        # The new parser reads the root start tag, a line break, then the bytes from the entry on.
+        self._context.line_offset = line - self._root_start.count(b"\n") - 2
+        try:
+            self._xml.feed(self._root_start + b"\n")
+        except etree.XMLSyntaxError:  # pragma: no cover - this start tag was parsed once already
+            self._stage = Stage.SKIP
+            return False
+        return True
+
+    def _nul(self) -> None:
+        """A NUL byte, never allowed in XML, is next in the stream: stop the parser here.
+
+        libxml2 looks ahead for the ends of constructs with C string functions, which stop at a NUL, so
+        when it reports one depends on where the chunks were cut; this makes it the same every time.
+        """
+        if self._stage != Stage.XML or self._xml is None:
+            return
+        self._xml = None
+        self._history.clear()
+        position = self._position
+        line = position.line()
+        line_start = position.last_newline + 1
+        after = self._recovery.fatal(
+            "Invalid character: Char 0x0 out of allowed range",
+            line,
+            position.column(),
+            False,
+            self._root_closed,
+        )
+        self._after(after)
+        if after == After.SEEK:
+            self._recovery.begin_seek(line, line_start)
+
+    def _reading(self) -> bool:
+        """Still reading XML with lxml (for `PlainRuns`)."""
+        return self._stage == Stage.XML
+
+    def _tail_root(self) -> etree._Element | None:
+        """The root, when the last element lxml reported was a `<url>` child of it (for `PlainRuns`)."""
+        return self._root if self._tail_entry else None
 
     def _feed_lxml(
         self,
@@ -612,10 +645,10 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         line_start: int,
         final: bool,
         fed: bytes | None = None,
-    ) -> tuple[bytes, int, int, int] | None:
-        """Feed `data`; on a fatal error return where to seek the next entry from (see `_lxml_failed`).
+    ) -> Resume | None:
+        """Feed `data`; on a fatal error return where to seek the next entry from (see `Recovery.failed`).
 
-        The bytes fed are kept in `_history` from the last feed that completed an element on: libxml2
+        The bytes fed are kept in `History` from the last feed that completed an element on: libxml2
         holds back an unfinished construct, so an error it finds may lie in bytes fed earlier, and the
         seek must start there whatever the chunk boundaries were. `fed`, when given, is what lxml reads
         instead of `data`: the same bytes with plain elements replaced by comments of the same layout.
@@ -623,15 +656,8 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         xml = self._xml
         if xml is None:
             return None
-        history = self._history
         if data:
-            history.append((data, base, first_line, line_start, self._column_chars))
-            self._history_bytes += len(data)
-            # characters from the parser's column 1 to the end of `data`: lxml counts columns in those
-            nl = data.rfind(b"\n")
-            tail = data if nl < 0 else data[nl + 1 :]
-            chars = len(tail) if tail.isascii() else len(tail.decode("utf-8", "replace"))
-            self._column_chars = chars if nl >= 0 else self._column_chars + chars
+            self._history.add(data, base, first_line, line_start)
         error: etree.XMLSyntaxError | None = None
         at_close = False
         progressed = False
@@ -643,7 +669,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                     progressed = self._drain(xml)
                 at_close = True
                 root = xml.close()
-                if self._root is None and self._entries_seen == 0:
+                if self._root is None and self._tally.seen == 0:
                     self._root = root
                     self._set_namespace_late(root)
                 self._root_closed = True
@@ -654,47 +680,25 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         else:
             progressed = self._drain(xml) or progressed
         if error is None:
-            if len(history) > 1 and (progressed or self._history_bytes > _HISTORY_MAX):
-                # lxml got past the start of the newest piece: an error cannot lie before it
-                # (or, for a construct longer than _HISTORY_MAX, seek from the newest piece).
-                self._trim_history()
+            # lxml got past the start of the newest piece: an error cannot lie before it
+            self._history.settle(progressed)
             return None
         self._xml = None
-        return self._lxml_failed(error, at_close)
-
-    def _trim_history(self) -> None:
-        """Keep only the newest piece in `_history`, and in `_history_prev` at least the last `_PREV_MIN`
-        bytes before it (a cut body is judged on these: see `_drain_cut`)."""
-        history = self._history
-        last = history[-2]
-        if len(last[0]) < _PREV_MIN:  # small pieces: join the last ones
-            pieces = [last]
-            size = len(last[0])
-            at = len(history) - 2
-            while size < _PREV_MIN and at > 0:
-                at -= 1
-                pieces.insert(0, history[at])
-                size += len(history[at][0])
-            old = self._history_prev
-            if size < _PREV_MIN and old is not None and old[1] + len(old[0]) == pieces[0][1]:
-                pieces.insert(0, old)
-            data = b"".join(piece[0] for piece in pieces)
-            cut = max(0, len(data) - _PREV_MIN)
-            first = pieces[0]
-            last = (data[cut:], first[1] + cut, first[2] + data.count(b"\n", 0, cut), 0, 0)
-        self._history_prev = last
-        del history[:-1]
-        self._history_bytes = len(history[0][0])
+        after, resume = self._recovery.failed(error, at_close, self._root_closed)
+        self._after(after)
+        return resume
 
     def _drain(
         self, xml: etree.XMLPullParser, events: Iterable[tuple[str, etree._Element]] | None = None
     ) -> bool:
         """Read the entries lxml completed (or `events`, when given); say whether it reported any element."""
         kinds = self._tag_kinds
-        out = self._out
+        tally = self._tally
+        out = tally.items
         before = len(out)
         root = self._root
         last = self._last
+        read_url = self._entries.read_url
         if events is None:
             events = cast("Iterator[tuple[str, etree._Element]]", xml.read_events())
         el: etree._Element | None = None
@@ -712,9 +716,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                         continue
                     root = self._root
                 tail = kind == _E_URL
-                entry: Entry | None = self._read_url(el) if kind == _E_URL else self._read_sitemap(el)
+                entry: Entry | None = read_url(el) if kind == _E_URL else self._entries.read_sitemap(el)
             elif kind == _E_ITEM:
-                entry = self._read_feed_item(el)
+                entry = self._entries.read_feed_item(el)
             elif kind == _E_ROOT:
                 if parent is None:
                     self._root_end(el)
@@ -735,7 +739,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             last = el
         self._last = last
         self._tail_entry = tail
-        self.count += len(out) - before
+        tally.count += len(out) - before
         return el is not None
 
     def _drain_cut(self, xml: etree.XMLPullParser) -> bool:
@@ -743,13 +747,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         at the end as ended (lxml 6.2 does, 5.x does not), and may have held back the end of the last one
         that did end; only ends whose end tags are in the bytes received are read (see cut.py)."""
         events = cast("list[tuple[str, etree._Element]]", list(xml.read_events()))
-        pieces = list(self._history)
-        if self._history_prev is not None:
-            pieces.insert(0, self._history_prev)
-        tail = b"".join(piece[0] for piece in pieces)
-        first_line = pieces[0][2] if pieces else self._stream_line()
-        cut, seen = open_entry(tail, self.kind, first_line)
-        self._cut = cut
+        tail, first_line = self._history.tail()
+        cut, seen = open_entry(tail, self.kind, first_line or self._position.line())
+        self._recovery.cut = cut
         root_end = root_closed(tail, self._root_local)
         kept: list[tuple[str, etree._Element]] = []
         for event in events:
@@ -762,10 +762,10 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                     kept.append(event)
                 continue
             if kind in (_E_URL, _E_SITEMAP, _E_ITEM) and (cut is not None or not seen) and on_last_path(el):
-                line = self._line(el)
+                line = self._context.line(el)
                 if cut is None or line is None or line >= cut.line:
                     if cut is None:  # its start tag came before the bytes kept: only lxml knows its line
-                        self._cut = OpenEntry(
+                        self._recovery.cut = OpenEntry(
                             split_tag(el.tag)[1] if isinstance(el.tag, str) else "?", line or 0
                         )
                     continue  # open when the body ended: its end tag never came
@@ -779,9 +779,9 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             root_kind = self.kind
             if local == self._root_local:
                 kind = _E_ROOT
-            elif root_kind == "urlset" and local == "url" and ns in self._core_ns:
+            elif root_kind == "urlset" and local == "url" and ns in self._context.core_ns:
                 kind = _E_URL
-            elif root_kind == "sitemapindex" and local == "sitemap" and ns in self._core_ns:
+            elif root_kind == "sitemapindex" and local == "sitemap" and ns in self._context.core_ns:
                 kind = _E_SITEMAP
             elif (root_kind == "rss" and local == "item") or (
                 root_kind == "atom" and local == "entry" and ns in (feeds.NS_ATOM, feeds.NS_ATOM_03)
@@ -806,7 +806,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
         self._report(
             "unknown-tag",
             f"<{local}> does not belong {where} in a {self.kind}; it was ignored.",
-            self._line(el),
+            self._context.line(el),
             severity=Severity.WARNING,
         )
         # its tail is text of its parent: kept, however the bytes arrive (lxml-stubs lack keep_tail)
@@ -814,7 +814,7 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
 
     def _set_namespace_late(self, root: etree._Element) -> None:
         """Without a readable root start tag, the namespace is taken from lxml's root element."""
-        if self._root_start is None and not self._core:
+        if self._root_start is None and not self._context.core_ns:
             self._set_namespace(etree.QName(root).namespace)
 
     def _unexpected_child(self, el: etree._Element) -> None:
@@ -825,12 +825,12 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             return
         ns, local = split_tag(tag)
         expected = "url" if self.kind == "urlset" else "sitemap"
-        if ns in self._core_ns or ns in KNOWN_NAMESPACES:
+        if self._context.known(ns):
             self._report(
                 "unknown-tag",
                 f"<{local}> is not allowed directly inside <{self._root_local}>; only <{expected}> is. "
                 "It was ignored.",
-                self._line(el),
+                self._context.line(el),
             )
 
     def _root_end(self, root: etree._Element) -> None:
@@ -844,70 +844,6 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
                 if kind not in (_E_URL, _E_SITEMAP, _E_ITEM) and self.kind in ("urlset", "sitemapindex"):
                     self._unexpected_child(child)
 
-    def _line(self, el: etree._Element) -> int | None:
-        line = source_line(el)
-        return line + self._line_offset if line is not None else None
-
-    # -- text ----------------------------------------------------------------------------------------------
-
-    def _text_bytes(self, data: bytes, final: bool) -> None:
-        buf = self._buf + data if self._buf else data
-        lines = buf.split(b"\n")
-        rest = lines.pop()
-        for raw in lines:
-            self._text_entry(raw)
-            if self._stopped:
-                return
-        if final:
-            if rest:
-                self._text_entry(rest)
-            rest = b""
-        elif len(rest) > _MAX_TEXT_LINE:
-            if not self._text_overlong:
-                self._text_line += 1
-                self._text_overlong = True
-                self._count_entry(self._text_line)
-                self._report(
-                    "url-too-long",
-                    f"Line {self._text_line} has more than {_MAX_TEXT_LINE:,} bytes; it was skipped.",
-                    self._text_line,
-                )
-            rest = b""
-        self._buf = rest
-
-    def _text_entry(self, raw: bytes) -> None:
-        if self._text_overlong:  # the rest of a line already reported as too long
-            self._text_overlong = False
-            return
-        self._text_line += 1
-        s = raw.strip()
-        if not s:
-            return
-        line = self._text_line
-        text = s.decode("utf-8", "replace")
-        if self._url_like(text):
-            self._text_misses = 0
-        else:
-            self._text_misses += 1
-            if self._text_misses == 1:
-                self._text_miss_line = line
-            elif self._text_misses >= _MAX_NON_URL_LINES:
-                # not reported as a URL (its text is not shown): reading stops
-                self._report(
-                    "invalid-url",
-                    f"Lines {self._text_miss_line} to {line} are not URLs: this is not a text sitemap (one "
-                    "URL a line), and it was not read further. Check what the server sends for it.",
-                    line,
-                )
-                self._buf = b""
-                self._stop()
-                return
-        self._count_entry(line)
-        loc = self._loc(text, line, "The line")
-        if loc is not None:
-            self.count += 1
-            self._out.append(UrlEntry(loc, sitemap=self.source, line=line))
-
     # -- end ---------------------------------------------------------------------------------------------
 
     def _finish(self) -> None:
@@ -916,15 +852,10 @@ class SitemapParser(PlainRuns, EntryReader, ExtensionReader, Recovery):
             return
         if self.kind != "text" and not self._root_closed:
             self.truncated = True
-        if self._entries_seen == 0 and not self.truncated:
+        if self._tally.seen == 0 and not self.truncated:
             what = {"sitemapindex": "sitemap index", "text": "text sitemap"}.get(self.kind, self.kind)
             listed = "sitemaps" if self.kind == "sitemapindex" else "URLs"
             self._report("empty-sitemap", f"The {what} lists no {listed}.")
-
-    @property
-    def skipped(self) -> int:
-        """Entries met in the document but not returned because of a problem (each was reported)."""
-        return self._entries_seen - self.count
 
 
 def parse_bytes(

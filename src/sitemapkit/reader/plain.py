@@ -4,18 +4,20 @@ the same layout in their place."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_LENGTH, MAX_URLS, NS_IMAGE
-from sitemapkit.core.model import Image, Lastmod, UrlEntry
-from sitemapkit.reader.entries import PLAIN_HOST, PRIORITIES
+from sitemapkit.core.model import Image, UrlEntry
 from sitemapkit.reader.runs import URL_DRAFT, UrlRun, new_image
-from sitemapkit.reader.stages import XML
+from sitemapkit.reader.values import PLAIN_HOST, PRIORITIES
 
 if TYPE_CHECKING:
     from lxml import etree
 
-    from sitemapkit.reader.parser import Entry
+    from sitemapkit.reader.context import Context
+    from sitemapkit.reader.entries import EntryReader, Tally
+    from sitemapkit.reader.recovery import History, Resume
 
 # --- plain <url> elements read without lxml ---------------------------------------------------------
 #
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 # parser keeps, stay what they would have been. Only elements that the lxml path would read to the same
 # entry with nothing to report are read this way; anything else (an attribute, a prefix, an entity other
 # than &amp;, a comment, CDATA, an extension, a value with a problem) ends the run, and lxml reads it.
-# `PlainRuns._feed_eliding` below does this; the property tests compare it with the lxml path.
+# `PlainRuns.feed` below does this; the property tests compare it with the lxml path.
 
 _XWS = r"[ \t\r\n]*+"
 _URL_CHAR = r"[A-Za-z0-9\-._~!$'()*+,;=:@/?]"  # what `entries._PLAIN_URL` allows in a path, but `&`
@@ -54,7 +56,7 @@ _PLAIN_BLOCK: Final = re.compile(
 )
 """A plain `<url>` and the whitespace after it, matched on the latin-1 decoding of the UTF-8 bytes (so that
 string offsets are byte offsets; every character it accepts is ASCII). Groups 1 to 4 are the texts of
-`<loc>` (valid for `_read_url_checked` once `&amp;` is decoded), `<lastmod>` (in the schema's form),
+`<loc>` (valid for `EntryReader.read_url` once `&amp;` is decoded), `<lastmod>` (in the schema's form),
 `<changefreq>` and `<priority>`; group 5 holds the `<image:image>` elements, each with an `<image:loc>`
 only; group 6 marks the end of `</url>`."""
 _IMAGE_LOCS: Final = re.compile(r"<image:loc>([^<]*+)</image:loc>")
@@ -68,7 +70,8 @@ more (in comments, CDATA, text, or of other names ending in url). A feed that en
 holds no other ends between two children of the root if lxml reports a `<url>` child of it last."""
 _NOT_PLAIN: Final = object()
 _CHANGEFREQ_NAMES: Final[dict[str | None, object]] = {None: None, **{name: name for name in CHANGEFREQS}}
-"""A `<changefreq>` text read as `_read_url` would: the value, or _NOT_PLAIN (None: no such element)."""
+"""A `<changefreq>` text read as `EntryReader.read_url` would: the value, or _NOT_PLAIN (None: no such
+element)."""
 _PRIORITY_VALUES: Final[dict[str | None, object]] = dict(PRIORITIES.items())
 _PRIORITY_VALUES[None] = None
 _PEEK_MAX: Final = 8
@@ -102,53 +105,61 @@ def _with_comments(data: bytes, start: int, end: int, regions: list[tuple[int, i
     return b"".join(parts)
 
 
+FeedLxml = Callable[[bytes, int, int, int, bool, "bytes | None"], "Resume | None"]
+"""The parser's `feed_lxml(data, base, first_line, line_start, final, fed)`: feed lxml `fed` in place of
+`data`, whose place in the stream the other arguments give; on a fatal error, where to seek the next entry
+from (see `Recovery.failed`)."""
+
+
 class PlainRuns:
-    """The part of `SitemapParser` that reads runs of plain `<url>` elements without lxml."""
+    """Reads runs of plain `<url>` elements without lxml, between the parser's feeds of lxml (see the
+    module). Given the parser's `feed_lxml`; `reading()` says whether the parser still reads XML after a
+    feed, `tail_root()` gives the root when the last element lxml reported was a `<url>` child of it.
+    Set up for a document with `start`."""
 
-    # what it uses of the parser
-    source: str
-    namespace: str | None
-    count: int
-    _stage: int
-    _out: list[Entry | UrlRun]
-    _runs: bool
-    _entries_seen: int
-    _date_cache: dict[str, Lastmod]
-    _root: etree._Element | None
-    _history: list[tuple[bytes, int, int, int, int]]
-    _history_bytes: int
-    _history_prev: tuple[bytes, int, int, int, int] | None
-    _tail_entry: bool
-    _synced: bool
-    _end_carry: str
-    _trusted: bool
-    _misses: int
-    _elide_root: etree._Element | None
-    _elide_images: bool
+    def __init__(
+        self,
+        context: Context,
+        tally: Tally,
+        entries: EntryReader,
+        history: History,
+        *,
+        runs: bool,
+        feed_lxml: FeedLxml,
+        reading: Callable[[], bool],
+        tail_root: Callable[[], etree._Element | None],
+    ) -> None:
+        self._context = context
+        self._tally = tally
+        self._entries = entries
+        self._history = history
+        self._runs = runs
+        self._feed_lxml = feed_lxml
+        self._reading = reading
+        self._tail_root = tail_root
+        self._namespace: str | None = None
+        self._synced = False  # the stream fed so far ends between two children of the root
+        self._end_carry = ""  # while not synced: the unfinished end tag at the end of the last piece
+        self._trusted = True  # whether the next lxml feed may prove the stream is between children
+        self._misses = 0  # see feed
+        self._elide_root: etree._Element | None = None  # the root, once its default namespace matched
+        self._elide_images = False  # in it, the prefix image is the image extension's
 
-    if TYPE_CHECKING:
+    def start(self, namespace: str | None) -> None:
+        """Read plain elements of a root whose start tag declares `namespace` as the default one."""
+        self._namespace = namespace
 
-        def _feed_lxml(
-            self,
-            data: bytes,
-            base: int,
-            first_line: int,
-            line_start: int,
-            final: bool,
-            fed: bytes | None = None,
-        ) -> tuple[bytes, int, int, int] | None: ...
+    def restart(self) -> None:
+        """A new lxml parser reads on (after a fatal error): the stream is not known to be between
+        children."""
+        self._synced = False
+        self._end_carry = ""
+        self._trusted = True
 
-        def _trim_history(self) -> None: ...
-
-        # EntryReader
-        def _store_date(self, text: str) -> Lastmod | None: ...
-
-        def _count_limit(self, line: int | None) -> None: ...
-
-    def _feed_eliding(
+    def feed(
         self, data: bytes, base: int, first_line: int, line_start: int, final: bool
     ) -> tuple[bytes, int, int, int] | None:
-        """`_feed_lxml` for a urlset that reads runs of plain `<url>` elements itself (see `_PLAIN_BLOCK`).
+        """`feed_lxml` for a urlset that reads runs of plain `<url>` elements itself (see `_PLAIN_BLOCK`).
 
         Where the stream is not known to be between children of the root, lxml is fed up to the end of a
         `</url>` (`_URL_END`) that a plain element follows; when that feed holds no other `</url>` and lxml
@@ -159,16 +170,20 @@ class PlainRuns:
         match = _PLAIN_BLOCK.match
         skip_ws = _XML_WS.match
         count = text.count
-        cache = self._date_cache
-        append = self._out.append
+        cache = self._context.dates
+        tally = self._tally
+        append = tally.items.append
         runs = self._runs
         draft = cast("type[Any]", URL_DRAFT)  # not None: see _start_xml
         url_entry = UrlEntry
         changefreqs = _CHANGEFREQ_NAMES
         priorities = _PRIORITY_VALUES
-        source = self.source
-        seen = self._entries_seen  # kept in self._entries_seen while lxml reads
-        elided = 0  # entries read here, not yet in self.count
+        source = self._context.source
+        store_date = self._context.store_date
+        over_limit = self._entries.over_limit
+        feed_lxml = self._feed_lxml
+        seen = tally.seen  # kept in tally.seen while lxml reads
+        elided = 0  # entries read here, not yet in tally.count
         regions: list[tuple[int, int, int]] = []  # plain runs in data[start:pos] (see _with_comments)
         # data[start:] is not fed to lxml yet; data[start] is in line start_line, which begins at start_begin
         start = pos = 0
@@ -210,7 +225,7 @@ class PlainRuns:
                     else:
                         lastmod = cache.get(lastmod_text)
                         if lastmod is None:
-                            lastmod = self._store_date(lastmod_text)
+                            lastmod = store_date(lastmod_text)
                             if lastmod is None:
                                 break
                     if images_text:
@@ -223,8 +238,8 @@ class PlainRuns:
                     if seen > MAX_URLS:
                         line += count("\n", line_pos, pos)
                         line_pos = pos
-                        self._entries_seen = seen
-                        self._count_limit(line)
+                        tally.seen = seen
+                        over_limit(line)
                     if runs and not images:
                         # the line of each entry is counted only if asked for (UrlRun.lines)
                         if columns is None:
@@ -312,10 +327,10 @@ class PlainRuns:
                 if m is None:
                     misses += 1
                     continue
-            self._entries_seen = seen
-            self.count += elided
+            tally.seen = seen
+            tally.count += elided
             elided = 0
-            resume = self._feed_lxml(
+            resume = feed_lxml(
                 data[start:end],
                 base + start,
                 start_line,
@@ -327,10 +342,10 @@ class PlainRuns:
             if resume is not None:
                 kept, kept_base, kept_line, kept_line_start = resume
                 return kept + data[end:], kept_base, kept_line, kept_line_start
-            if self._stage != XML:
+            if not self._reading():
                 return None
-            seen = self._entries_seen
-            synced = ends == 1 and trusted and self._tail_entry and self._root_matches()
+            seen = tally.seen
+            synced = ends == 1 and trusted and self._root_matches()
             trusted = True
             ends = 0
             line += count("\n", line_pos, end)
@@ -345,10 +360,10 @@ class PlainRuns:
                 pos = after
             else:
                 m = None
-        self._entries_seen = seen
-        self.count += elided
+        tally.seen = seen
+        tally.count += elided
         if start < n or final:
-            resume = self._feed_lxml(
+            resume = feed_lxml(
                 data[start:],
                 base + start,
                 start_line,
@@ -356,26 +371,26 @@ class PlainRuns:
                 final,
                 _with_comments(data, start, n, regions),
             )
-            if resume is not None or self._stage != XML:
+            if resume is not None or not self._reading():
                 return resume
         self._synced = synced
         self._end_carry = "" if synced else carry
         self._trusted = trusted
         self._misses = min(misses, _PEEK_MAX - 1)
-        history = self._history
-        if synced and len(history) > 1:  # lxml has read all but trailing whitespace: no error lies before
-            self._trim_history()
+        if synced:  # lxml has read all but trailing whitespace: no error lies before
+            self._history.trim()
         return None
 
     def _root_matches(self) -> bool:
-        """The root's default namespace is the one its start tag was read with (what plain elements get).
-        Notes whether its prefix `image` is the image extension's (for plain `<image:image>` elements)."""
-        root = self._root
+        """lxml's last element was a `<url>` child of the root, and the root's default namespace is the one
+        its start tag was read with (what plain elements get). Notes whether its prefix `image` is the
+        image extension's (for plain `<image:image>` elements)."""
+        root = self._tail_root()
         if root is None:
             return False
         if root is not self._elide_root:
             nsmap = root.nsmap
-            if nsmap.get(None) != self.namespace:
+            if nsmap.get(None) != self._namespace:
                 return False
             self._elide_root = root
             self._elide_images = nsmap.get("image") == NS_IMAGE
