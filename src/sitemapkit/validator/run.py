@@ -20,7 +20,6 @@ Where each child of an index is read from:
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import os
 import tempfile
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InvalidUrlError, UsageError
+from sitemapkit.core.runner import blocking_form
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.validator.report import DEFAULT_MAX_UNCOMPRESSED, KEEP, ValidationReport
 
@@ -70,10 +70,34 @@ async def avalidate(
     on_entry: Callable[[UrlEntry], None] | None = None,
     user_named: bool = True,
 ) -> ValidationReport:
-    """The async form of `validate`, for use inside a running event loop. `on_entry` is given every URL
-    entry with a usable `<loc>` as it is read (with its `sitemap` and `line`), so that a caller such as the
-    audit reads the tree once. `user_named=False` says the sources are URLs a site chose (robots.txt
-    `Sitemap:` lines): their origins are then not trusted by the fetch policy, nor exempt from robots.txt."""
+    """Validate sitemaps as search engines would read them; return a `ValidationReport`. `validate` is the
+    blocking form (the same parameters); inside a running event loop await `avalidate`.
+
+    A source is a local `.xml`, `.xml.gz` or `.txt` file (`-` for standard input), a sitemap URL, or a
+    site root (its sitemaps are found through robots.txt). `url` is the public URL of a local file (its
+    scope is judged by it; without it, scope checks are skipped with a note). An index is validated with
+    every child unless `recursive` is False. `allow_hosts` are hosts whose URLs any sitemap may list
+    (cross-submission). `now` is the time dates are judged against (default: the current time).
+    The fetch policy applies (see `FetchPolicy`): no private address except on the origins named by a
+    source or `url` unless `allow_private`; index children and redirects stay on the site unless
+    `follow_cross_host`; `max_duration` bounds one request, connect to last byte.
+    All sources of one call form one tree for duplicates and hreflang.
+
+    `on_entry` is given every URL entry with a usable `<loc>` as it is read (with its `sitemap` and
+    `line`), so that a caller such as the audit reads the tree once. `user_named=False` says the sources
+    are URLs a site chose (robots.txt `Sitemap:` lines): their origins are then not trusted by the fetch
+    policy, nor exempt from robots.txt.
+
+    Raises `UsageError` for bad arguments and `InputError` for a local file that does not exist; every
+    problem found in the sitemaps themselves is a diagnostic.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "sitemap.txt")
+    >>> _ = open(path, "w").write("https://example.com/a\\nhttps://example.com/a\\n")
+    >>> report = validate(path, url="https://example.com/sitemap.txt")
+    >>> report.ok, [(d.code, d.line) for d in report]
+    (True, [('duplicate-url', 2)])
+    """
     # The walk needs httpx and lxml: load them only now, so that `import sitemapkit` stays quick.
     from sitemapkit.reader.fetch import FetchOptions
     from sitemapkit.validator.walk import Options, Validator
@@ -132,67 +156,4 @@ async def avalidate(
     return report
 
 
-def validate(
-    source_or_sources: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-    *,
-    url: str | None = None,
-    recursive: bool = True,
-    allow_hosts: Iterable[str] = (),
-    now: dt.datetime | None = None,
-    keep: int | None = KEEP,
-    timeout: float | None = None,
-    max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
-    max_duration: float | None = None,
-    allow_private: bool = False,
-    follow_cross_host: bool = False,
-    fetch_missing: bool = False,
-    on_diagnostic: DiagnosticHandler | None = None,
-    fetch_options: FetchOptions | None = None,
-) -> ValidationReport:
-    """Validate sitemaps as search engines would read them; return a `ValidationReport`.
-
-    A source is a local `.xml`, `.xml.gz` or `.txt` file (`-` for standard input), a sitemap URL, or a
-    site root (its sitemaps are found through robots.txt). `url` is the public URL of a local file (its
-    scope is judged by it; without it, scope checks are skipped with a note). An index is validated with
-    every child unless `recursive` is False. `allow_hosts` are hosts whose URLs any sitemap may list
-    (cross-submission). `now` is the time dates are judged against (default: the current time).
-    The fetch policy applies (see `FetchPolicy`): no private address except on the origins named by a
-    source or `url` unless `allow_private`; index children and redirects stay on the site unless
-    `follow_cross_host`; `max_duration` bounds one request, connect to last byte.
-    All sources of one call form one tree for duplicates and hreflang.
-
-    Raises `UsageError` for bad arguments and `InputError` for a local file that does not exist; every
-    problem found in the sitemaps themselves is a diagnostic. Must not be called inside a running event
-    loop (use `avalidate` there).
-
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "sitemap.txt")
-    >>> _ = open(path, "w").write("https://example.com/a\\nhttps://example.com/a\\n")
-    >>> report = validate(path, url="https://example.com/sitemap.txt")
-    >>> report.ok, [(d.code, d.line) for d in report]
-    (True, [('duplicate-url', 2)])
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        raise UsageError("validate() cannot run inside a running event loop; use avalidate() there")
-    return asyncio.run(
-        avalidate(
-            source_or_sources,
-            url=url,
-            recursive=recursive,
-            allow_hosts=allow_hosts,
-            now=now,
-            keep=keep,
-            timeout=timeout,
-            max_uncompressed=max_uncompressed,
-            max_duration=max_duration,
-            allow_private=allow_private,
-            follow_cross_host=follow_cross_host,
-            fetch_missing=fetch_missing,
-            on_diagnostic=on_diagnostic,
-            fetch_options=fetch_options,
-        )
-    )
+validate = blocking_form(avalidate)
