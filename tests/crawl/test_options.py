@@ -125,3 +125,20 @@ def test_the_blocking_forms_refuse_a_running_loop() -> None:
             sitemapkit.audit("https://example.com/")
 
     asyncio.run(main())
+
+
+def test_build_takes_the_publish_keywords_over_its_file(tmp_path: Path) -> None:
+    """`build(path, **PublishOptions fields)` overrides the file, checked (and normalized) as the group is."""
+    (tmp_path / "urls.txt").write_text("https://example.com/\nhttps://example.com/a\n")
+    config = tmp_path / "sitemapkit.toml"
+    config.write_text(
+        'base_url = "https://example.com/"\n[output]\ndir = "public"\n'
+        '[[source]]\ntype = "list"\npath = "urls.txt"\n'
+    )
+    result = sitemapkit.build(config, gzip=True, name="pages.xml")
+    assert [f.path.name for f in result.files] == ["pages.xml.gz"]
+    with pytest.raises(UsageError, match="gzip_level"):
+        sitemapkit.build(config, gzip_level=12)
+    with pytest.raises(UnknownSettingError, match="lastmodd"):
+        sitemapkit.build(config, lastmodd="git")  # type: ignore[call-arg]
+    assert inspect.signature(sitemapkit.build) == inspect.signature(sitemapkit.abuild)

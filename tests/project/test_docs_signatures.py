@@ -24,6 +24,7 @@ history, not the current API, and is not read.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import inspect
 import re
@@ -100,7 +101,27 @@ def target(name: str, obj: Any, owner: type | None = None) -> Target | None:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):  # pragma: no cover - a builtin without one
         return None
-    return Target(name, sig, _returned_class(obj))
+    return Target(name, with_settings(sig), _returned_class(obj))
+
+
+def with_settings(sig: inspect.Signature) -> inspect.Signature:
+    """`sig` with its `**settings: Unpack[CrawlSettings]` (the keywords of the option groups,
+    `sitemapkit.crawl.options`) written out as keyword-only parameters with the groups' defaults: a keyword
+    the docs pass (`crawl(..., rate=2)`) must be a field of a group, and a default they show the real one."""
+    from sitemapkit.crawl import options
+
+    params = list(sig.parameters.values())
+    unpacked = [p for p in params if p.kind == p.VAR_KEYWORD]
+    found = re.fullmatch(r"Unpack\[(\w+)\]", str(unpacked[0].annotation)) if unpacked else None
+    settings = getattr(options, found.group(1), None) if found else None
+    if settings is None:
+        return sig
+    defaults = {f.name: f.default for kind in options.SETTINGS for f in dataclasses.fields(kind)}
+    written = [
+        inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=defaults[key])
+        for key in typing.get_type_hints(settings)
+    ]
+    return sig.replace(parameters=[*params[:-1], *written])
 
 
 # --- signatures in prose -------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from sitemapkit.cli._output import (
     progress,
     safe_echo,
 )
-from sitemapkit.cli.options import connect_timeout, timeout_option, user_agent_option
+from sitemapkit.cli.options import connect_timeout, json_summary_option, timeout_option, user_agent_option
 from sitemapkit.core.errors import InputError, PublishError, Terminated, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.generator.state import DEFAULT_STATE_PATH
@@ -100,7 +100,7 @@ KEY_ENV = "SITEMAPKIT_INDEXNOW_KEY"
 @timeout_option
 @user_agent_option
 @click.option("--dry-run", is_flag=True, help="Show what would be sent; send nothing, record nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout.")
+@json_summary_option
 @click.option(
     "--new-key", is_flag=True, help="Make a new key and print it (with --out, also write its file)."
 )

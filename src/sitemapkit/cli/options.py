@@ -112,10 +112,10 @@ def connect_timeout(timeout: float) -> float:
 
 
 def per_host_option(default: int, flag: str = "--concurrency") -> Callable[[F], F]:
-    """`--concurrency` (parse, crawl, audit) or `--per-host` (harvest, whose `--concurrency` counts sites):
-    requests in flight to one host. One help text and type; the default is the command's API's own, as
-    the work differs (parse reads a few large files and fetches ahead; a crawl or an audit fetches many
-    pages of one site; a harvest reads thousands of sites, one request to each host at a time)."""
+    """`--concurrency` (parse) or `--per-host` (harvest, whose `--concurrency` counts sites): requests in
+    flight to one host, with the help text and type of `network_group`'s `--concurrency` (crawl, audit);
+    the default is the command's API's own (parse: `read()`'s, as it reads a few large files and fetches
+    ahead; a harvest reads thousands of sites, one request to each host at a time)."""
     return click.option(
         flag,
         metavar="N",

@@ -7,7 +7,7 @@ import json
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, fail, json_failure, safe_echo
-from sitemapkit.cli.options import default_of
+from sitemapkit.cli.options import default_of, json_summary_option
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.crawl.options import PublishOptions
@@ -48,7 +48,7 @@ from sitemapkit.generator.robots import update_robots
     "sets can each keep their own; the default set's block is the unnamed one.",
 )
 @click.option("--dry-run", is_flag=True, help="Print a unified diff of the change; write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary on stdout.")
+@json_summary_option
 def robots(
     robots_path: str,
     sitemaps: tuple[str, ...],

@@ -519,8 +519,9 @@ def build(
     given = dict(overrides)
     known = {f.name for f in dataclasses.fields(PublishOptions)}
     no_more("build", {k: v for k, v in given.items() if k not in known})
-    if given:
-        dataclasses.replace(PublishOptions(), **given)  # type: ignore[arg-type]  # checked as the group
+    if given:  # checked (and normalized: `name="news.xml"` is "news") as the group checks them
+        checked = dataclasses.replace(PublishOptions(), **given)  # type: ignore[arg-type]
+        given = {name: getattr(checked, name) for name in given}
     config = load_any(path)
     callbacks: dict[str, Any] = {
         "on_diagnostic": on_diagnostic,
