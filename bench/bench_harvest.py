@@ -3,8 +3,9 @@ workers) and by ultimate-sitemap-parser looping over the same sites, in the same
 
 Every site is its own loopback address (127.0.0.2, 127.0.0.3, ...) with a robots.txt naming a sitemap
 index of two urlsets, served from memory by one asyncio process (bench/siteserver.py's handler).
-Each contender runs in a fresh process; peak RSS is VmHWM of that process and, for Ray, the highest of
-any actor (sampled from /proc).
+Each contender runs in a fresh process. Peak RSS: for the local engine, that of the whole process tree,
+the VmHWM of the process plus the VmHWM of each worker process it starts (read from /proc while they
+live: an upper bound, the peaks need not coincide); for Ray, the highest of the driver and any actor.
 
 `cpu s` is the CPU time of the contender's process (for Ray: of the driver only, the actors are not its
 children). `--compare DIR` adds `local-compare`, the local engine run from another checkout's `src/`
@@ -32,8 +33,8 @@ from siteserver import answer, handler
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-CONTENDERS = ("local", "local-compare", "ray1", "ray2", "usp")
-DEFAULT = ("local", "ray1", "ray2", "usp")  # and local-compare, after local, given --compare
+CONTENDERS = ("local", "local1", "local-compare", "ray1", "ray2", "usp")
+DEFAULT = ("local", "local1", "ray1", "ray2", "usp")  # and local-compare, after local, given --compare
 
 _MONITOR = """
 import threading, time, os, json
@@ -68,10 +69,34 @@ def _watch():
 threading.Thread(target=_watch, daemon=True).start()
 """
 
+_TREE = """
+import threading, time, os, glob
+TREE = {}
+def _tree():
+    # the worker processes (children of this one) and the most each held, while they live
+    while True:
+        for path in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+            try:
+                pids = open(path).read().split()
+            except OSError:
+                continue
+            for pid in pids:
+                try:
+                    with open(f"/proc/{pid}/status") as f:
+                        for line in f:
+                            if line.startswith("VmHWM:"):
+                                TREE[pid] = max(TREE.get(pid, 0), int(line.split()[1]))
+                except OSError:
+                    pass
+        time.sleep(0.2)
+threading.Thread(target=_tree, daemon=True).start()
+"""
+
 _HARVEST = """
 import sys, time, json, shutil
 sys.path.insert(0, {repo!r})
 WORKERS = {workers}
+TREE = {{}}
 {monitor}
 from sitemapkit.harvest import HarvestOptions, harvest
 sites = open({sites!r}).read().split()
@@ -82,7 +107,7 @@ if workers:
     import ray
     ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
 t0 = time.perf_counter()
-summary = harvest(sites, out, engine="ray" if workers else "local", workers=workers or None,
+summary = harvest(sites, out, engine="ray" if workers else "local", workers=workers or {local_workers},
                   options=HarvestOptions(allow_private=True, concurrency={concurrency}))
 seconds = time.perf_counter() - t0
 peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
@@ -91,6 +116,11 @@ if workers:
     time.sleep(0.3)
     note += f"; driver {{peak / 1024:.0f}} MB, largest actor {{PEAK['actor_kb'] / 1024:.0f}} MB"
     peak = max(peak, PEAK["actor_kb"])
+elif TREE:
+    time.sleep(0.3)
+    note += f"; {{len(TREE)}} workers: parent {{peak / 1024:.0f}} MB + " + " + ".join(
+        f"{{kb / 1024:.0f}}" for kb in TREE.values()) + " MB"
+    peak += sum(TREE.values())
 print("BENCH_RESULT " + json.dumps({{"count": summary["urls"], "seconds": seconds, "peak_kb": peak,
                                      "note": note}}))
 """
@@ -241,17 +271,20 @@ def _run(name: str, listing: Path, concurrency: int, compare: Path | None = None
         return run_command(
             "ultimate-sitemap-parser", [sys.executable, "-c", _USP.format(sites=str(listing))], cwd=BENCH
         )
-    workers = {"local": 0, "local-compare": 0, "ray1": 1, "ray2": 2}[name]
+    workers = {"local": 0, "local1": 0, "local-compare": 0, "ray1": 1, "ray2": 2}[name]
     src = compare.resolve() / "src" if name == "local-compare" and compare else REPO / "src"
     code = _HARVEST.format(
         repo=str(src),
-        monitor=_MONITOR if workers else "",
+        monitor=_MONITOR if workers else _TREE,
+        local_workers=1 if name == "local1" else None,
         sites=str(listing),
         out=str(WORK / "harvest-out"),
         workers=workers,
         concurrency=concurrency,
     )
     label = f"sitemapkit harvest, ray {workers} worker(s)" if workers else "sitemapkit harvest, local"
+    if name == "local1":
+        label += ", 1 process"
     if name == "local-compare":
         label += f", {compare.name if compare else '?'}"
     return run_command(label, [sys.executable, "-c", code], cwd=BENCH)

@@ -304,7 +304,7 @@ def test_discovery_client_recycled(farm: SiteFarm, tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(worker, "Fetcher", Recorded)
     sites, expect = build(farm)
-    harvest([s.base for s in sites.values()], tmp_path / "ds", options=OPTIONS)
+    harvest([s.base for s in sites.values()], tmp_path / "ds", options=OPTIONS, workers=1)  # (in process)
     rows = _rows_per_site(tmp_path / "ds")
     assert {name: rows.get(site.base, 0) for name, site in sites.items()} == expect
     assert len(closed) == len(set(map(id, closed))) == (len(sites) + 1) // 2
@@ -351,6 +351,36 @@ def _sites_in_parts(dataset: Path) -> set[str]:
     return found
 
 
+def children(pid: int) -> list[int]:
+    """The live child processes of `pid` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+            if int(ppid) == pid and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_gone(pids: list[int], patience: float = 60.0) -> None:
+    """Wait for `pids` to end (a hang guard, not a timing claim)."""
+    deadline = time.monotonic() + patience
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, [pid for pid in pids if alive(pid)]
+        time.sleep(0.1)
+
+
 def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     """Killed (SIGKILL) while a site's rows are already in published parts, then --resume: every site
     exactly once, no duplicate rows."""
@@ -368,6 +398,7 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
     sites_file = _write_sites(tmp_path / "sites.txt", sites)
     out = tmp_path / "ds"
     args = ["--allow-private", "--max-urls-per-site", "1000", "--rows-per-file", "100", "--concurrency", "4"]
+    args += ["--workers", "2"]  # worker processes: killing the parent ends them too
     command = [sys.executable, "-m", "sitemapkit", "harvest", str(sites_file), "--out", str(out), *args, "-q"]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     proc = subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
@@ -378,9 +409,12 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
                 break
             time.sleep(0.2)  # the farm shares this process: polling must leave it time
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        workers = children(proc.pid)
+        assert len(workers) == 2, workers
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(10)
+    wait_gone(workers)  # no worker outlives its parent (each stops once its stdin, a pipe from it, ends)
     done_before = _manifest_sites(out)
     assert big.base not in done_before
     assert big.base in _sites_in_parts(out)  # rows of an unfinished site, to be discarded
@@ -396,8 +430,10 @@ def test_resume_after_kill(farm: SiteFarm, tmp_path: Path) -> None:
         while big.asked.get("/c5.xml", 0) == asked:
             assert time.monotonic() < deadline and proc.poll() is None, "the resumed run never asked /c5.xml"
             time.sleep(0.05)
+        workers = children(proc.pid)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)  # well before /c5.xml's minute is up
+        assert not [pid for pid in workers if alive(pid)]  # stopped, and waited for
     finally:
         held["on"] = False
         if proc.poll() is None:
@@ -502,30 +538,10 @@ def test_sites_file_gz_comments_duplicates_and_errors(tmp_path: Path) -> None:
         read_sites(bad)
 
 
-def test_allow_private_reaches_whatever_policy_the_reader_has() -> None:
-    from dataclasses import dataclass, field
-
-    from sitemapkit.harvest.options import allow_private
-
-    @dataclass(frozen=True)
-    class Policy:
-        allow_private: bool = False
-
-    @dataclass(frozen=True)
-    class WithPolicy:
-        policy: Policy = field(default_factory=Policy)
-
-    @dataclass(frozen=True)
-    class WithField:
-        allow_private: bool = False
-
-    @dataclass(frozen=True)
-    class Without:
-        retries: int = 3
-
-    assert allow_private(WithPolicy()).policy.allow_private is True  # type: ignore[arg-type, attr-defined]
-    assert allow_private(WithField()).allow_private is True  # type: ignore[arg-type, attr-defined]
-    assert allow_private(Without()) == Without()  # type: ignore[arg-type, comparison-overlap]
+def test_allow_private_reaches_the_fetch_policy() -> None:
+    assert HarvestOptions(allow_private=True).fetch_options().policy.allow_private is True
+    assert HarvestOptions().fetch_options().policy.allow_private is False
+    assert HarvestOptions(allow_private=True).discovery_fetch_options(4).policy.allow_private is True
 
 
 def test_cli_engine_ray_starts_its_own_ray(farm: SiteFarm, tmp_path: Path) -> None:

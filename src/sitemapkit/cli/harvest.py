@@ -12,7 +12,7 @@ import click
 
 from sitemapkit.cli._output import fail, interruption, plural
 from sitemapkit.cli.options import connect_timeout, network_options, per_host_option
-from sitemapkit.core.errors import InputError, Terminated, UsageError
+from sitemapkit.core.errors import SitemapkitError, Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
 from sitemapkit.harvest.run import harvest as run_harvest
@@ -30,7 +30,8 @@ _DEFAULTS = HarvestOptions()
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="local: one asyncio loop in this process; ray: actors on a Ray cluster (sitemapkit[ray]).",
+    help="local: worker processes on this machine (sites of one host in one of them); ray: actors on a "
+    "Ray cluster (sitemapkit[ray]).",
 )
 @click.option(
     "--ray-address", metavar="ADDR", default=None, help="Ray cluster to join (default: start a local Ray)."
@@ -39,7 +40,8 @@ _DEFAULTS = HarvestOptions()
     "--workers",
     type=click.IntRange(1),
     default=None,
-    help="Ray actors [default: one per CPU of the cluster].",
+    help="Worker processes (local; 1: none, this process reads) or Ray actors [default: one per core "
+    "this process may use, or per CPU of the Ray cluster].",
 )
 @click.option(
     "--concurrency",
@@ -47,7 +49,7 @@ _DEFAULTS = HarvestOptions()
     type=click.IntRange(1),
     default=_DEFAULTS.concurrency,
     show_default=True,
-    help="Sites read at once, per worker (not requests to one host: that is --per-host).",
+    help="Sites read at once: in all (local), per actor (ray); not requests to one host: that is --per-host.",
 )
 @per_host_option(_DEFAULTS.per_host, "--per-host")
 @click.option("--max-urls-per-site", type=click.IntRange(0), default=None, help="Stop a site after N URLs.")
@@ -157,7 +159,7 @@ def harvest(
             )
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
-    except InputError as exc:
+    except SitemapkitError as exc:  # the SITES or the dataset cannot be read, a worker process failed
         fail(str(exc))
     except (KeyboardInterrupt, Terminated) as exc:
         how, status = interruption(exc)

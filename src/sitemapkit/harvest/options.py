@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import operator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from sitemapkit.core.constants import USER_AGENT
 from sitemapkit.reader.fetch import FetchOptions
@@ -21,7 +20,8 @@ class HarvestOptions:
     """How a harvest reads each site and writes the dataset. Every field has a safe default."""
 
     concurrency: int = 256
-    """Sites read at once (each with at most `per_host` requests in flight)."""
+    """Sites read at once (each with at most `per_host` requests in flight): in all for the local engine
+    (shared out between its worker processes), per actor for Ray."""
     per_host: int = 1
     """Requests in flight to one host, at most; sites sharing a host are read one after another."""
     max_urls_per_site: int | None = None
@@ -60,10 +60,14 @@ class HarvestOptions:
         )
 
     def fetch_options(self) -> FetchOptions:
-        """The fetch options of one site: the walk's own, with `allow_private` passed to whatever fetch
-        policy the reader has."""
+        """The fetch options of one site: the walk's own, the fetch policy allowing private addresses
+        with `allow_private`."""
         options = self.read_options().fetch_options(FetchOptions(max_connections=self.per_host))
-        return allow_private(options) if self.allow_private else options
+        if self.allow_private:
+            options = dataclasses.replace(
+                options, policy=dataclasses.replace(options.policy, allow_private=True)
+            )
+        return options
 
     def politeness(self) -> Politeness:
         """The politeness layer of one worker: robots.txt for `user_agent`, `Crawl-delay` honoured up to
@@ -81,16 +85,3 @@ class HarvestOptions:
         return dataclasses.replace(
             self.fetch_options(), max_connections=max(1, lanes) * self.per_host, keepalive=DISCOVERY_KEEPALIVE
         )
-
-
-def allow_private(options: FetchOptions) -> FetchOptions:
-    """`options` allowing private and loopback addresses, where the reader has such a policy (a field
-    `allow_private`, on the options or on their `policy`); unchanged where it has none (nothing refused)."""
-    names = {f.name for f in dataclasses.fields(options)}
-    changes: dict[str, Any] = {}
-    if "allow_private" in names:
-        changes["allow_private"] = True
-    elif "policy" in names:
-        policy = operator.attrgetter("policy")(options)
-        changes["policy"] = dataclasses.replace(policy, allow_private=True)
-    return dataclasses.replace(options, **changes) if changes else options

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from sitemapkit.core.errors import Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
+from sitemapkit.harvest.pool import sum_counters
 from sitemapkit.harvest.sites import shard
 from sitemapkit.harvest.store import new_worker_id
 from sitemapkit.harvest.worker import Worker
@@ -229,17 +230,9 @@ def _run(
         refs = list(pending)
         while pending:
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=0.5)
-            report(_sum(ray.get([actor.counters.remote() for actor in actors])))
+            report(sum_counters(ray.get([actor.counters.remote() for actor in actors])))
         results = ray.get(refs)
     finally:
         for actor in actors:
             ray.kill(actor)
-    return _sum(results), len(actors)
-
-
-def _sum(parts: list[dict[str, int]]) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for part in parts:
-        for key, value in part.items():
-            total[key] = total.get(key, 0) + value
-    return total
+    return sum_counters(results), len(actors)

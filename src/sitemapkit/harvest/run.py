@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from sitemapkit.core.errors import Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
+from sitemapkit.harvest.pool import ProcessPool, cpus, stop_on_signals
 from sitemapkit.harvest.rows import pyarrow
-from sitemapkit.harvest.sites import normalize_sites, read_sites
+from sitemapkit.harvest.sites import normalize_sites, read_sites, shard
 from sitemapkit.harvest.store import new_worker_id, prepare
 from sitemapkit.harvest.summary import finish
 from sitemapkit.harvest.worker import Worker
@@ -73,9 +73,8 @@ def harvest(
     Python's garbage collector runs less often (`worker.GC_THRESHOLD`; restored after).
     """
     plan = _Plan(sites, out, engine, options, resume, on_progress)
-    used = 1
     if engine == "local":
-        counters = asyncio.run(_local(plan.root, plan.todo, plan.options, plan.report))
+        counters, used = asyncio.run(_local(plan.root, plan.todo, plan.options, plan.report, workers))
     else:
         from sitemapkit.harvest.ray_engine import run_ray
 
@@ -103,9 +102,8 @@ async def aharvest(
     Ray engine runs in a thread, and `on_progress` is then called from that thread.
     """
     plan = _Plan(sites, out, engine, options, resume, on_progress)
-    used = 1
     if engine == "local":
-        counters = await _local(plan.root, plan.todo, plan.options, plan.report, signals=False)
+        counters, used = await _local(plan.root, plan.todo, plan.options, plan.report, workers, signals=False)
     else:
         from sitemapkit.harvest.ray_engine import run_ray
 
@@ -181,50 +179,31 @@ async def _local(
     todo: list[str],
     options: HarvestOptions,
     report: Callable[[dict[str, int]], None],
+    workers: int | None,
     *,
     signals: bool = True,
-) -> dict[str, int]:
-    worker = Worker(root, todo, options, new_worker_id("local"))
+) -> tuple[dict[str, int], int]:
+    """The local engine: the sites sharded by host over `workers` processes (default: one per core), or
+    read in this process where there is one shard; returns the counters and the processes used."""
+    shards = [s for s in shard(todo, workers or cpus()) if s]
+    runner: Worker | ProcessPool
+    if len(shards) > 1:
+        runner = ProcessPool(root, shards, options)
+    else:
+        runner = Worker(root, todo, options, new_worker_id("local"))
 
     async def tick() -> None:
-        report(worker.counters.as_dict())
+        report(runner.counters() if isinstance(runner, ProcessPool) else runner.counters.as_dict())
 
-    if not signals:  # the caller's event loop: its signals are its own; a cancellation stops the worker
-        return await worker.run(tick)
-    with _stop_on_signals(worker) as received:
-        counters = await worker.run(tick)
+    if not signals:  # the caller's event loop: its signals are its own; a cancellation stops the run
+        return await runner.run(tick), max(1, len(shards))
+    with stop_on_signals(runner) as received:
+        counters = await runner.run(tick)
     if signal.SIGINT in received:
         raise KeyboardInterrupt
     if received:
         raise Terminated(128 + received[0])
-    return counters
-
-
-@contextlib.contextmanager
-def _stop_on_signals(worker: Worker) -> Iterator[list[int]]:
-    """Ctrl-C and SIGTERM stop the worker (finished sites committed, the others left for --resume), then
-    the caller raises; without this a signal would surface inside whichever site task was running."""
-    loop = asyncio.get_running_loop()
-    received: list[int] = []
-
-    def stop(signum: int) -> None:
-        received.append(signum)
-        worker.stop()
-
-    installed: list[tuple[int, Any]] = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        previous = signal.getsignal(signum)
-        try:
-            loop.add_signal_handler(signum, stop, signum)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-            continue
-        installed.append((signum, previous))
-    try:
-        yield received
-    finally:
-        for number, handler in installed:
-            loop.remove_signal_handler(number)
-            signal.signal(number, handler)
+    return counters, max(1, len(shards))
 
 
 def _check(options: HarvestOptions) -> None:

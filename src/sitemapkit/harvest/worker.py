@@ -1,6 +1,7 @@
 """One worker of a harvest: an asyncio loop over a shard of the sites, writing its own part files.
 
-The local engine runs one worker in the calling process; the Ray engine runs one per actor.
+The local engine runs one in the calling process, or one per worker process (`pool`); the Ray engine runs
+one per actor.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ class Worker:
                         return
                     writer.site_done(record)
 
-        ticker = asyncio.create_task(_every(tick)) if tick is not None else None
+        ticker = asyncio.create_task(every(tick)) if tick is not None else None
         try:
             with _fewer_collections():
                 async with asyncio.TaskGroup() as group:  # one lane failing stops the others
@@ -150,7 +151,8 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*previous)
 
 
-async def _every(tick: Callable[[], Awaitable[None]], seconds: float = 0.5) -> None:
+async def every(tick: Callable[[], Awaitable[None]], seconds: float = 0.5) -> None:
+    """Await `tick()` every `seconds`, until cancelled."""
     while True:
         await asyncio.sleep(seconds)
         await tick()
