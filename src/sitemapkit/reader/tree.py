@@ -170,6 +170,8 @@ class WalkItem:
     local_children: bool = True
     """For a local index: whether its children are looked for next to it (not for standard input)."""
     refusal: Refusal | None = None
+    moved: bool = False
+    """A discovered sitemap that an index read before its turn lists: read there, in the index's place."""
     download: Download | None = None
     visit: SitemapVisit | None = None
 
@@ -345,6 +347,8 @@ class TreeWalk:
         self.count = 0
         self._pending: deque[WalkItem] = deque()
         self._visited: set[str] = set()
+        self._roots: dict[str, WalkItem] = {}
+        """Discovered sitemaps whose turn has not come, by URL key: an index that lists one takes it."""
         self._live: dict[str, int] = {}
         self._live_total = 0
         self._buffer_pieces = max(2, options.prefetch_buffer // CHUNK_SIZE)
@@ -369,6 +373,10 @@ class TreeWalk:
                 item = self._pending.popleft()
                 if item.download is not None:
                     self._unlive(item.location)
+                if item.moved:
+                    continue  # read where an index lists it
+                if item.parent is None and self._roots:
+                    self._roots.pop(url_key(item.node.url), None)
                 self._prefetch(fetcher)
                 self.current = item.node
                 if item.refusal is not None:
@@ -434,7 +442,8 @@ class TreeWalk:
             node = SitemapNode(url)
             self.root.children.append(node)
             self._seen(url)
-            self._pending.append(WalkItem(node, url))
+            self._roots[url_key(url)] = root = WalkItem(node, url)
+            self._pending.append(root)
 
     def _seen(self, *urls: str | None) -> None:
         self._visited.update(url_key(url) for url in urls if url)
@@ -449,7 +458,7 @@ class TreeWalk:
         for item in itertools.islice(self._pending, per_host * 2):
             if self._live_total >= total:
                 return
-            if item.local or item.download is not None or item.refusal is not None:
+            if item.local or item.download is not None or item.refusal is not None or item.moved:
                 continue
             host = origin_of(item.location)
             if self._live.get(host, 0) >= per_host:
@@ -676,17 +685,20 @@ class TreeWalk:
         queued = WalkItem(child, url, plan.lineage, parent=item, line=entry.line, public=url)
         plan.queued.append(queued)
         key = url_key(url)
+        root = self._roots.get(key) if self._roots else None
         refusal: Refusal | None
         if key in plan.own:
             refusal = Refusal("fetch-loop", "the index lists itself")
         elif key in plan.lineage:
             refusal = Refusal("fetch-loop", "the index lists an index above it")
-        elif key in self._visited:
+        elif key in self._visited and root is None:
             refusal = Refusal("fetch-loop", "already listed elsewhere in this walk")
         else:
             refusal = self._locate(item, queued, depth)
             if refusal is None or refusal.code == "read-error":
                 self._visited.add(key)
+        if root is not None and refusal is None:
+            self._move(root, queued)
         if refusal is not None:
             queued.refusal = refusal
             child.error = (
@@ -694,6 +706,16 @@ class TreeWalk:
                 if refusal.code == "read-error"
                 else f"not followed: {refusal.reason}"
             )
+
+    def _move(self, root: WalkItem, child: WalkItem) -> None:
+        """A discovered sitemap whose turn has not come is listed by an index: it is read there instead
+        (once, below the index, with what was fetched of it ahead), and leaves the top of the tree."""
+        del self._roots[url_key(root.node.url)]
+        root.moved = True
+        child.download, root.download = root.download, None  # the same URL (a discovered index's child)
+        assert self.root is not None
+        self.root.children.remove(root.node)
+        self._recorded -= 1
 
     def _locate(self, parent: WalkItem, child: WalkItem, depth: int) -> Refusal | None:
         """Where a child is read from: a local index's from the file next to it (with a public URL, the
