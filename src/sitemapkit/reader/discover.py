@@ -11,6 +11,7 @@ from urllib.parse import urljoin, urlsplit
 
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError, UsageError
+from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import Fetcher, FetchError
 
 WELL_KNOWN_PATHS: tuple[str, ...] = (
@@ -170,6 +171,9 @@ class Discovery:
     via: Literal["robots", "well-known"] | None = None
     error: str | None = None
     """Why robots.txt could not be fetched, if it could not."""
+    probe: Download | None = None
+    """With `discover(keep=...)`, the well-known sitemap found, still downloading (its first bytes were
+    sniffed, none used up): the caller reads it from there, or cancels it."""
 
 
 async def discover(
@@ -178,10 +182,14 @@ async def discover(
     *,
     on_diagnostic: DiagnosticHandler | None = None,
     well_known: tuple[str, ...] = WELL_KNOWN_PATHS,
+    keep: int | None = None,
 ) -> Discovery:
     """Find a site's sitemaps: the `Sitemap:` lines of its robots.txt, or else the first well-known
     path that answers 2xx with something that looks like a sitemap (and that robots.txt allows, where the
-    run consults it). robots.txt comes from the run's politeness layer (`Fetcher.robots`)."""
+    run consults it). robots.txt comes from the run's politeness layer (`Fetcher.robots`).
+
+    With `keep` (a number of body pieces to hold ahead), a well-known sitemap found is not fetched again:
+    its download goes on in `Discovery.probe`, for the caller to read (or cancel)."""
     result = Discovery(site_url, robots_url(site_url))
     rules = await fetcher.robots(site_url)  # the run's one copy: fetched once, whoever asks
     if rules.error is not None:
@@ -195,6 +203,21 @@ async def discover(
         return result
     for path in well_known:
         url = urljoin(site_url, path)
+        if keep is not None:
+            probe = Download(fetcher, url, keep)
+            try:
+                response = await probe.response()
+                head = await probe.head(4096) if response.ok else b""
+            except FetchError:
+                head = b""
+            except BaseException:
+                await probe.cancel()
+                raise
+            if head and looks_like_sitemap(head):
+                result.sitemaps, result.via, result.probe = [url], "well-known", probe
+                break
+            await probe.cancel()
+            continue
         try:
             async with fetcher.stream(url) as response:
                 if not response.ok:

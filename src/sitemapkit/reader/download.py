@@ -27,6 +27,9 @@ class Download:
         self.url = url
         self._queue: asyncio.Queue[object] = asyncio.Queue(max(2, buffer))
         self._task = asyncio.create_task(self._run(fetcher, url))
+        self._response: FetchResponse | None = None
+        self._kept: list[object] = []
+        """Items `head` took from the queue, for `pieces` to give first."""
 
     async def _run(self, fetcher: Fetcher, url: str) -> None:
         try:
@@ -51,15 +54,31 @@ class Download:
         await self._queue.put(_END)
 
     async def response(self) -> FetchResponse:
-        item = await self._queue.get()
-        if isinstance(item, FetchError):
-            raise item
-        assert isinstance(item, FetchResponse)
-        return item
+        """The response (status, headers), once it came; asked again, the same one."""
+        if self._response is None:
+            item = await self._queue.get()
+            if isinstance(item, FetchError):
+                raise item
+            assert isinstance(item, FetchResponse)
+            self._response = item
+        return self._response
+
+    async def head(self, size: int) -> bytes:
+        """The first `size` bytes of the body (all of it, when shorter), without using them up: `pieces`
+        gives them again. Raises `FetchError` when the body fails before that."""
+        taken = sum(len(item) for item in self._kept if isinstance(item, bytes))
+        while taken < size and not (self._kept and not isinstance(self._kept[-1], bytes)):
+            item = await self._queue.get()
+            self._kept.append(item)
+            if isinstance(item, bytes):
+                taken += len(item)
+        if self._kept and isinstance(self._kept[-1], FetchError):
+            raise self._kept[-1]
+        return b"".join(item for item in self._kept if isinstance(item, bytes))[:size]
 
     async def pieces(self) -> AsyncIterator[bytes]:
         while True:
-            item = await self._queue.get()
+            item = self._kept.pop(0) if self._kept else await self._queue.get()
             if item is _END:
                 return
             if isinstance(item, FetchError):

@@ -421,7 +421,9 @@ class TreeWalk:
             self._seen(src.location, public)
             self._pending.append(WalkItem(self.root, src.location, public=public, public_folder=folder))
             return
-        found = await discover(src.location, fetcher, on_diagnostic=self.events.diagnostic)
+        found = await discover(
+            src.location, fetcher, on_diagnostic=self.events.diagnostic, keep=self._buffer_pieces
+        )
         if found.via == "well-known":
             self.root = SitemapNode(src.location, kind="site")
         else:
@@ -444,6 +446,13 @@ class TreeWalk:
             self._seen(url)
             self._roots[url_key(url)] = root = WalkItem(node, url)
             self._pending.append(root)
+            if found.probe is not None and found.probe.url == url:  # a well-known path: fetched once
+                root.download, found.probe = found.probe, None
+                host = origin_of(url)
+                self._live[host] = self._live.get(host, 0) + 1
+                self._live_total += 1
+        if found.probe is not None:
+            await found.probe.cancel()
 
     def _seen(self, *urls: str | None) -> None:
         self._visited.update(url_key(url) for url in urls if url)
