@@ -313,9 +313,11 @@ def test_parse_sweeps_the_temps_a_killed_run_left(tmp_path: Path) -> None:
 def test_generate_never_follows_a_link_planted_at_its_predictable_temp_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gzip: bool
 ) -> None:
-    """The writer's temporary names are `.LABEL.TOKEN.tmp`, and the token shows in its lock file's name
+    """The writer's working files are `.LABEL.TOKEN.tmp`, and the token shows in its lock file's name
     while it runs: a user who can write to the output folder could plant links at the names to come.
-    They are created exclusively: the run stops with an error naming the file, the linked file untouched."""
+    They are created exclusively: the run stops with an error naming the file, the linked file untouched.
+    The files it publishes are `AtomicFile`s (`.NAME.TOKEN.<random>.tmp`): a link at the name the set's
+    file had before (`.sitemap-1.TOKEN.tmp`) is neither followed nor in the way."""
     import secrets as secrets_module
 
     from click.testing import CliRunner
@@ -331,18 +333,21 @@ def test_generate_never_follows_a_link_planted_at_its_predictable_temp_names(
     urls.write_text("".join(f"https://e.com/{i}\n" for i in range(10)))
     args = ["generate", str(urls), "--base-url", "https://e.com/", "--out", str(out), *(["--gzip"] * gzip)]
     final = out / ("sitemap.xml.gz" if gzip else "sitemap.xml")
-    for planted in (".sitemap-1.body.deadbeef.tmp", ".sitemap-1.deadbeef.tmp"):
+    planted = ".sitemap-1.body.deadbeef.tmp"
+    (out / planted).symlink_to(victim)
+    result = CliRunner().invoke(main, args)
+    assert victim.read_text() == "precious\n"
+    assert result.exit_code == 1, result.output
+    assert f"{planted}: cannot write (File exists); nothing was published" in result.output
+    assert not final.exists()
+    (out / planted).unlink(missing_ok=True)  # the failed run removes its temporary names
+    for planted in (".sitemap-1.deadbeef.tmp", ".sitemap.xml.deadbeef.tmp", ".sitemap.xml.gz.deadbeef.tmp"):
         (out / planted).symlink_to(victim)
-        result = CliRunner().invoke(main, args)
-        assert victim.read_text() == "precious\n"
-        assert result.exit_code == 1, result.output
-        assert f"{planted}: cannot write (File exists); nothing was published" in result.output
-        assert not final.exists()
-        (out / planted).unlink(missing_ok=True)  # the failed run removes its temporary names
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     data = final.read_bytes()
     assert (gzip_module.decompress(data) if gzip else data).count(b"<loc>") == 10
+    assert victim.read_text() == "precious\n" and not final.is_symlink()
 
 
 def test_a_set_of_atomic_files_is_committed_in_order_under_names_chosen_late(tmp_path: Path) -> None:

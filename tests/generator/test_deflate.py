@@ -117,15 +117,17 @@ def test_files_waiting_for_the_compressor_are_bounded(
 ) -> None:
     """A slow compressor holds the main loop back: at most two finished bodies wait on disk for it, however
     many files the run writes (so memory and temporary space stay flat)."""
-    real = SitemapWriter._assemble
+    from sitemapkit.generator.assembly import Assembler
+
+    real = Assembler.assemble
     waiting: list[int] = []
 
-    def slow(self: SitemapWriter, temp: Path, header: bytes, spool: Path, worker: object) -> None:
+    def slow(self: Assembler, out: object, header: bytes, spool: Path, worker: object) -> None:
         time.sleep(0.02)
         waiting.append(len(list(tmp_path.glob(".sitemap-*.body.*.tmp"))))
-        real(self, temp, header, spool, worker)  # type: ignore[arg-type]
+        real(self, out, header, spool, worker)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(SitemapWriter, "_assemble", slow)
+    monkeypatch.setattr(Assembler, "assemble", slow)
     with SitemapWriter(tmp_path, BASE, gzip=True, max_urls=10) as w:
         for url in URLS[:300]:
             w.add(url)
@@ -193,7 +195,7 @@ def test_a_child_that_dies_fails_the_run_and_publishes_nothing(tmp_path: Path) -
     w = SitemapWriter(out, BASE, gzip=True, max_urls=100)
     for url in URLS[:250]:
         w.add(url)
-    worker = w._gzip_worker
+    worker = w._assembler.worker
     assert isinstance(worker, deflate.GzipWorker)
     worker._process.kill()
     worker._process.wait()
@@ -215,9 +217,9 @@ def test_ctrl_c_is_the_parents_to_handle(tmp_path: Path) -> None:
     w = SitemapWriter(tmp_path, BASE, gzip=True, max_urls=100)
     for url in URLS[:250]:
         w.add(url)
-    worker = w._gzip_worker
+    worker = w._assembler.worker
     assert isinstance(worker, deflate.GzipWorker)
-    w._wait_for_files()  # the child has answered: it is serving
+    w._assembler.wait()  # the child has answered: it is serving
     child = worker._process.pid
     assert os.getsid(child) != os.getsid(0)
     os.kill(child, signal.SIGINT)
@@ -225,8 +227,8 @@ def test_ctrl_c_is_the_parents_to_handle(tmp_path: Path) -> None:
         w.add(url)
     # the child has compressed a file since the signal (not "0.2 s have passed"): a SIGINT it did not
     # ignore would have ended it before that answer
-    w._wait_for_files()
-    assert worker._process.poll() is None and w._gzip_worker is worker
+    w._assembler.wait()
+    assert worker._process.poll() is None and w._assembler.worker is worker
     for url in URLS[400:]:
         w.add(url)
     assert w.close().urls == len(URLS)
@@ -237,13 +239,13 @@ def test_a_full_disk_while_adding_is_a_clean_error(tmp_path: Path, monkeypatch: 
     problem, nothing published, no temporary file left, on the bulk lane as on the general path."""
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
-    from sitemapkit.generator import writer as writer_module
+    from sitemapkit.generator.parts import Part, Parts
     from sitemapkit.generator.sources.lists import list_batches
 
-    def full(self: SitemapWriter) -> object:
-        return writer_module.Part(self._temp("body"), open("/dev/full", "wb"))
+    def full(self: Parts) -> object:
+        return Part(self._temp("body"), open("/dev/full", "wb"))
 
-    monkeypatch.setattr(SitemapWriter, "_new_part", full)
+    monkeypatch.setattr(Parts, "new_part", full)
     source = tmp_path / "urls.txt"
     source.write_text("".join(f"{url}\n" for url in URLS).replace("&", "-"))
     for bulk in (True, False):

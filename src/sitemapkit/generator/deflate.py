@@ -105,10 +105,10 @@ class GzipWriter:
 
 def assemble_gzip(temp: str, header: bytes, spool: str, footer: bytes, level: int, name: str) -> None:
     """Write `header`, the bytes of the file `spool` and `footer` to `temp` as one gzip stream, flushed to
-    disk (fsync); then remove `spool`."""
-    # the body first (a missing one creates nothing); `temp` exclusively: a link planted at the temporary
-    # name is not followed
-    with open(spool, "rb") as body, open(temp, "xb") as raw:
+    disk (fsync); then remove `spool`. `temp` is the file a `core.files.AtomicFile` made (or a new one),
+    truncated: a symbolic link there is not followed (an error, nothing written)."""
+    # the body first (a missing one creates nothing)
+    with open(spool, "rb") as body, open(temp, "wb", opener=_nofollow) as raw:
         with GzipWriter(raw, level, name) as out:
             out.write(header)
             while chunk := body.read(_CHUNK):
@@ -117,6 +117,10 @@ def assemble_gzip(temp: str, header: bytes, spool: str, footer: bytes, level: in
         raw.flush()
         os.fsync(raw.fileno())
     os.unlink(spool)
+
+
+def _nofollow(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
 
 
 class GzipWorker:

@@ -31,7 +31,8 @@ from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock, List
 from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord
 
 if TYPE_CHECKING:
-    from sitemapkit.generator.writer import Part, SitemapWriter
+    from sitemapkit.generator.parts import Part, Parts
+    from sitemapkit.generator.writer import SitemapWriter
 
 _DATES = re.compile(rb"\d{4}-\d{2}-\d{2}(?:\n\d{4}-\d{2}-\d{2})*")
 _UTC_TIME = rb"\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\+00:00"
@@ -64,7 +65,7 @@ class BulkLane:
         self._own = own_prefix.encode()
         self._own_line = b"\n" + self._own
 
-    def add(self, writer: SitemapWriter, lines: CanonicalLines, known_day: Callable[[str], bool]) -> bool:
+    def add(self, writer: SitemapWriter, lines: CanonicalLines) -> bool:
         """Write `lines` to `writer` if the whole batch is canonical and new; False (nothing written)
         if any line needs the per-line loop."""
         deduper = writer.pipeline.deduper
@@ -93,7 +94,8 @@ class BulkLane:
                 days = {day.decode() for day in set(map(_DAY_OF, distinct))}
             else:
                 return False
-            known = writer._days
+            parts = writer.parts
+            known, known_day = parts.days, parts.known_day
             if not all(known.get(day) or known_day(day) for day in days):
                 return False
             growth = _GROWTH_LASTMOD
@@ -107,28 +109,29 @@ class BulkLane:
         longest = max(map(len, locs))
         if longest >= MAX_URL_LENGTH:
             return False
-        header = writer._header_len(frozenset())
-        capacity = writer.max_bytes - _FOOTER - header
+        parts = writer.parts
+        header = parts.header_len(frozenset())
+        capacity = parts.max_bytes - _FOOTER - header
         largest = longest + per_line
         if largest > capacity:
             return False
         keys = set(map(xxh3_64_intdigest, locs))
         if len(keys) != n or not deduper.claim(keys):
             return False  # the per-line loop reports the duplicates
-        part = writer._current_part()
+        part = parts.current()
         total = len(escaped) + 1 + n * growth
-        if n <= writer.max_urls - part.urls and total <= capacity - part.body + (header - part.header):
+        if n <= parts.max_urls - part.urls and total <= capacity - part.body + (header - part.header):
             self._write(part, escaped, lastmods)  # the common case: the whole batch fits the file
             part.urls += n
             part.body += total
         else:
-            self._write_across(writer, escaped, locs, lastmods, per_line, growth, capacity, header)
+            self._write_across(parts, escaped, locs, lastmods, per_line, growth, capacity, header)
         writer.pipeline.accepted += n
         return True
 
     def _write_across(
         self,
-        writer: SitemapWriter,
+        parts: Parts,
         escaped: bytes,
         locs: list[bytes],
         lastmods: list[bytes] | None,
@@ -142,11 +145,11 @@ class BulkLane:
         ends = list(accumulate(map(per_line.__add__, map(len, locs))))  # XML bytes up to each line
         start = done = 0
         while start < n:
-            part = writer._current_part()
+            part = parts.current()
             room = capacity - part.body + (header - part.header)
-            end = min(start + writer.max_urls - part.urls, bisect_right(ends, done + room, lo=start), n)
+            end = min(start + parts.max_urls - part.urls, bisect_right(ends, done + room, lo=start), n)
             if end == start:
-                writer._finish_part()
+                parts.finish()
                 continue
             # the text of lines start..end-1: where their XML starts and ends, less the growth
             piece = escaped[done - start * growth : ends[end - 1] - end * growth - 1]
@@ -408,8 +411,8 @@ def add_columns(
     keys = list(map(xxh3_64_intdigest, lines))
     # the optional columns: each distinct cell checked once; a column whose cells are all written as they
     # stand goes in verbatim between its tags, any other as its cells' elements
-    known = writer._days
-    known_day = writer._known_day
+    parts = writer.parts
+    known, known_day = parts.days, parts.known_day
 
     def day_ok(day: str) -> bool:
         return known.get(day) or known_day(day)
@@ -467,7 +470,7 @@ def add_columns(
     for at, slot in enumerate(slots):
         pieces[2 * at :: width] = slot
     pieces[1::2] = separators * n
-    capacity = writer.max_bytes - _FOOTER - writer._header_len(frozenset())
+    capacity = parts.max_bytes - _FOOTER - parts.header_len(frozenset())
     if longest > capacity:
         sizes = _row_sizes(pieces, width, 0, n)
         odd.update(i for i, size in enumerate(sizes) if size > capacity)  # file-too-large, reported
@@ -535,10 +538,11 @@ def _write_rows(
 ) -> None:
     """Write rows start..end-1 (canonical, so ASCII: a string's length is its size in bytes), filling the
     current file and starting new ones as its limits require."""
+    parts = writer.parts
     while start < end:
-        part = writer._current_part()
-        room = writer.max_bytes - _FOOTER - part.header - part.body
-        stop = min(end, start + writer.max_urls - part.urls)
+        part = parts.current()
+        room = parts.max_bytes - _FOOTER - part.header - part.body
+        stop = min(end, start + parts.max_urls - part.urls)
         whole = start == 0 and stop * width == len(pieces)  # (the common case: no slice to copy)
         text = "".join(pieces if whole else pieces[start * width : stop * width])  # type: ignore[arg-type]
         if len(text) > room:
@@ -546,7 +550,7 @@ def _write_rows(
             stop = start + bisect_right(ends, room)
             text = "".join(pieces[start * width : stop * width])  # type: ignore[arg-type]
         if stop == start:
-            writer._finish_part()
+            parts.finish()
             continue
         part.handle.write(b"<url><loc>" + text[: -len("<url><loc>")].encode("ascii"))
         part.body += len(text)

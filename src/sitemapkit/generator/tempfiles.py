@@ -1,12 +1,12 @@
 """Temporary files of the writer that a killed run left behind, and how a live run says it is live.
 
 Every `SitemapWriter` holds a lock file, `.sitemapkit-run.<token>.lock` in the output folder, with an
-exclusive `flock` for as long as it runs, and creates its temporary files (`.<label>.<token>.tmp`) only
-after taking it. A run killed with `kill -9` loses its lock with its process, so the next writer in that
-folder removes the temporary files of every token whose lock nobody holds (or that has no lock file: a
-run of an older version) and that lock file. Only names the writer uses are touched: sitemaps, their
-bodies, the hreflang and held-entry stores, the stylesheet and the manifest; never a robots.txt or any
-other file.
+exclusive `flock` for as long as it runs, and creates its temporary files (`.<label>.<token>.tmp`, and
+`.<name>.<token>.<random>.tmp` for the files it publishes) only after taking it. A run killed with
+`kill -9` loses its lock with its process, so the next writer in that folder removes the temporary files of
+every token whose lock nobody holds (or that has no lock file: a run of an older version) and that lock
+file. Only names the writer uses are touched: sitemaps, their bodies, the hreflang and held-entry stores,
+the stylesheet and the manifest; never a robots.txt or any other file.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ except ImportError:  # pragma: no cover - not POSIX: no locks, so nothing is eve
 
 _TEMP: Final = re.compile(
     r"\.(?P<label>.+?-hreflang|.+?-held|.+-\d+\.body|.+-\d+|.+\.xml|.+\.xml\.gz|.+\.xsl|\.sitemapkit-.+\.json)"
-    r"\.(?P<token>[0-9a-f]{8})\.tmp(?:-journal|-wal|-shm)?"
+    r"\.(?P<token>[0-9a-f]{8})(?:\.[a-z0-9_]{8})?\.tmp(?:-journal|-wal|-shm)?"
 )
+"""A temporary file of a run: `.<label>.<token>.tmp`, or `.<label>.<token>.<random>.tmp` for the files it
+publishes (`core.files.AtomicFile` with the run's token as its tag)."""
 _LOCK: Final = re.compile(r"\.sitemapkit-run\.(?P<token>[0-9a-f]{8})\.lock")
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 """Lock files are opened without following a symbolic link planted at their name (a link there is left

@@ -1,34 +1,34 @@
 """The sitemap writer: streams entries into files that roll over at the protocol's limits, gzips them,
 writes the index, and publishes the set atomically.
 
-Files are written under temporary names in the output folder and renamed into place only when the whole
-set is complete (children first, index last). A manifest (`.sitemapkit-manifest.json`) records what was
-published, so a rerun removes the sitemaps it wrote before and no longer writes, and never touches any
-other file in the folder.
+`SitemapWriter` checks and renders entries (the pipeline, the held and hreflang stores) and orchestrates;
+the rest is done by concept: `parts.Parts`, the files as they fill and their rollover (also the interface
+the bulk lanes of `lanes.py` write through); `assembly.Assembler`, the finished files assembled and
+gzipped in the background (`deflate.GzipWorker`); `publish`, the manifest, the ownership checks, the one
+multi-file commit (`core.files.AtomicFile`s, children first, index last) and the signals held meanwhile.
+
+A manifest (`.sitemapkit-NAME.json`) records what was published, so a rerun removes the sitemaps it
+wrote before and no longer writes, and never touches any other file in the folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import os
 import re
 import secrets
-import shutil
 import signal
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from xxhash import xxh3_64_intdigest
 
-from sitemapkit.core.constants import MAX_BYTES, MAX_NEWS_PER_SITEMAP, MAX_URLS
+from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.dates import CLOCK_SKEW, format_w3c, parse_w3c, sort_key
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import (
@@ -39,12 +39,16 @@ from sitemapkit.core.errors import (
     UsageError,
     note_published,
 )
-from sitemapkit.core.files import atomic_write
+from sitemapkit.core.files import AtomicFile
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope
-from sitemapkit.generator.deflate import GzipWorker, GzipWriter, assemble_gzip, compressor
+from sitemapkit.generator.assembly import Assembler
+from sitemapkit.generator.deflate import GzipWriter
 from sitemapkit.generator.lanes import BulkLane, add_list_batch, add_record_batch
+from sitemapkit.generator.parts import FOOTER, Parts
 from sitemapkit.generator.pipeline import Pipeline
+from sitemapkit.generator.publish import check_writable, commit_set, interrupts_held
+from sitemapkit.generator.publish import manifest_name as manifest_name
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.serialize import (
     escape_url,
@@ -58,6 +62,8 @@ from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
+_interrupts_held = interrupts_held  # (its older name, which tests use)
+
 if TYPE_CHECKING:
     from sitemapkit.generator.hreflang import HreflangGroups, Spilled
     from sitemapkit.generator.robots import RobotsResult
@@ -69,18 +75,7 @@ Naming = Literal["sitemapkit", "sitemap_gen"]
 Google's sitemap_gen.py named them: `sitemap.xml`, `sitemap1.xml`, ... and the index `sitemap_index.xml`
 (never gzipped)."""
 HreflangMode = Literal["keep", "complete"]
-_CANON_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def manifest_name(name: str) -> str:
-    """The manifest of the set of files named `name` (one per prefix, so several sets can share a folder)."""
-    return f".sitemapkit-{name}.json"
-
-
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}")
-_COPY_CHUNK = 1 << 20
-_QUEUED = 2
-_FOOTER = len(xml_footer("urlset").encode())
 _SMALLEST_URL = len("<url><loc>http://a.b/</loc></url>\n")
 
 
@@ -158,31 +153,6 @@ class PublishResult:
             "robots": self.robots.to_dict() if self.robots is not None else None,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
-
-
-@dataclass(slots=True)
-class Part:
-    """A sitemap being filled: its body spools to a temporary file until the header is known."""
-
-    spool: Path
-    handle: IO[bytes]
-    urls: int = 0
-    news: int = 0
-    body: int = 0
-    prefixes: frozenset[str] = frozenset()
-    header: int = 0
-    newest: Lastmod | str | None = None
-    """The newest lastmod, as a value or as canonical text (fast lane)."""
-    newest_key: str = ""
-    """UTC `YYYY-MM-DDTHH:MM:SS[.ffffff]` of `newest`: such strings sort in time order."""
-
-
-@dataclass(slots=True)
-class _Done:
-    temp: Path
-    urls: int
-    bytes: int
-    lastmod: Lastmod | None
 
 
 class SitemapWriter:
@@ -268,20 +238,27 @@ class SitemapWriter:
             self.scope, self.log, dedupe=dedupe, now=now, rules=rules, own=self._own_matcher(own_urls)
         )
         self._own_keys(own_urls)
-        self._days: dict[str, bool] = {}  # canonical dates (YYYY-MM-DD) checked by add_lines: valid or not
-        self._safe_day = (self.pipeline.now + CLOCK_SKEW).date().isoformat()  # earlier days are never future
         self.xsl_default = xsl == "default"
         self.xsl_href = f"{name}.xsl" if self.xsl_default else xsl
         self._suffix = ".xml.gz" if gzip else ".xml"
         self._token = secrets.token_hex(4)
         self._temps: list[Path] = []
-        self._done: list[_Done] = []
-        self._part: Part | None = None
-        self._assembler: ThreadPoolExecutor | None = None
-        self._assembling: list[Future[None]] = []
-        self._gzip_worker: GzipWorker | Literal[False] | None = None  # False: none could be started
+        self._outs: list[AtomicFile] = []  # the index and stylesheet, until published
+        self._assembler = Assembler(gzip_level if gzip else None)
+        self.parts = Parts(
+            self.out_dir,
+            name,
+            self._suffix,
+            self._token,
+            self.xsl_href,
+            max_urls,
+            max_bytes,
+            self._temp,
+            self._assembler,
+            (self.pipeline.now + CLOCK_SKEW).date().isoformat(),  # earlier days are never in the future
+        )
+        """The files as they fill (internal: the interface of the bulk lanes in `lanes.py`)."""
         self._closed = False
-        self._header_cache: dict[frozenset[str], int] = {}
         self._bulk: BulkLane | None = None
         self._held: HeldEntries | None = None
         self.hold_undated = False
@@ -294,7 +271,7 @@ class SitemapWriter:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise PublishError(f"{self.out_dir}: cannot create the output folder ({exc.strerror})") from None
-        _check_writable(self.out_dir)
+        check_writable(self.out_dir)
         self._groups: HreflangGroups | None = None
         # this run's lock first, then the temporary files that killed runs left (see tempfiles.py)
         self._lock = RunLock(self.out_dir, self._token)
@@ -316,7 +293,7 @@ class SitemapWriter:
         if deduper is None:
             return
         for url in extra:
-            deduper._seen.add(xxh3_64_intdigest(escape_url(url).encode()))
+            deduper.claim({xxh3_64_intdigest(escape_url(url).encode())})
 
     @property
     def own_prefix(self) -> str:
@@ -445,46 +422,24 @@ class SitemapWriter:
         lastmod: Lastmod | str | None,
         entry: UrlEntry | Spilled | None,
     ) -> bool:
-        part = self._part
-        if part is not None:
-            prefixes = part.prefixes | needs if needs else part.prefixes
-            header = self._header_len(prefixes) if needs else part.header
-            if (
-                part.urls >= self.max_urls
-                or header + part.body + len(data) + _FOOTER > self.max_bytes
-                or (entry is not None and entry.news is not None and part.news >= MAX_NEWS_PER_SITEMAP)
-            ):
-                self._finish_part()
-                part = None
-        if part is None:
-            prefixes = frozenset(needs or ())
-            header = self._header_len(prefixes)
-            if header + len(data) + _FOOTER > self.max_bytes:
-                self.pipeline.accepted -= 1
-                self.pipeline.rejected += 1
-                self.log.add(
-                    Diagnostic.make(
-                        "file-too-large",
-                        f"a sitemap holding only this entry would take {header + len(data) + _FOOTER:,} "
-                        f"bytes ({len(data):,} for the entry, {header + _FOOTER:,} for the header and "
-                        f"footer), more than the {self.max_bytes:,} allowed; it is left out",
-                        source=entry.sitemap if entry else None,
-                        line=entry.line if entry else None,
-                        url=entry.loc if entry else None,
-                    )
-                )
-                return False
-            part = self._part = self._new_part()
-        part.prefixes = prefixes
-        part.header = header
-        part.handle.write(data)
-        part.body += len(data)
-        part.urls += 1
-        if entry is not None and entry.news is not None:
-            part.news += 1
-        if key and key > part.newest_key:
-            part.newest, part.newest_key = lastmod, key
-        return True
+        news = entry is not None and entry.news is not None
+        if self.parts.add(data, needs, key, lastmod, news):
+            return True
+        size = self.parts.header_len(frozenset(needs or ())) + len(data) + FOOTER
+        self.pipeline.accepted -= 1
+        self.pipeline.rejected += 1
+        self.log.add(
+            Diagnostic.make(
+                "file-too-large",
+                f"a sitemap holding only this entry would take {size:,} bytes ({len(data):,} for the entry, "
+                f"{size - len(data):,} for the header and footer), more than the {self.max_bytes:,} allowed; "
+                "it is left out",
+                source=entry.sitemap if entry else None,
+                line=entry.line if entry else None,
+                url=entry.loc if entry else None,
+            )
+        )
+        return False
 
     def add_lines(
         self,
@@ -527,7 +482,7 @@ class SitemapWriter:
             bulk = self._bulk
             if bulk is None:
                 bulk = self._bulk = BulkLane(self.scope.folder, self.own_prefix)
-            if bulk.usable and bulk.add(self, lines, self._known_day):
+            if bulk.usable and bulk.add(self, lines):
                 return
         add_list_batch(self, lines, first_line, parse_line)
 
@@ -547,29 +502,11 @@ class SitemapWriter:
         except OSError as exc:
             raise self._abandon(exc) from None
 
-    def _known_day(self, day: str) -> bool:
-        """Whether `day` is a valid canonical date `YYYY-MM-DD` (remembered for up to 100,000 days)."""
-        valid = _CANON_DAY.fullmatch(day) is not None and day < self._safe_day  # a later day may be future
-        if valid:
-            try:
-                dt.date.fromisoformat(day)
-            except ValueError:
-                valid = False
-        if len(self._days) < 100_000:
-            self._days[day] = valid
-        return valid
-
     def add_many(self, entries: Iterable[UrlEntry]) -> int:
         """Add entries; returns how many were accepted."""
         return sum(1 for e in entries if self.add_entry(e))
 
     # -- files --------------------------------------------------------------------------------------
-
-    def _header_len(self, prefixes: frozenset[str]) -> int:
-        n = self._header_cache.get(prefixes)
-        if n is None:
-            n = self._header_cache[prefixes] = len(xml_header("urlset", prefixes, self.xsl_href).encode())
-        return n
 
     def _temp(self, label: str) -> Path:
         # The name is predictable once the lock file shows the token: every temporary file is created
@@ -578,74 +515,12 @@ class SitemapWriter:
         self._temps.append(path)
         return path
 
-    def _current_part(self) -> Part:
-        """The file being filled, or a new one without extension namespaces (for the bulk lane)."""
-        part = self._part
-        if part is None:
-            part = self._part = self._new_part()
-            part.header = self._header_len(part.prefixes)
-        return part
-
-    def _new_part(self) -> Part:
-        spool = self._temp(f"{self.name}-{len(self._done) + 1}.body")
-        handle = open(spool, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed in _finish_part
-        return Part(spool, handle)
-
-    def _open_out(self, path: Path) -> tuple[IO[bytes] | GzipWriter, IO[bytes]]:
-        raw = open(path, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed by the caller
-        if not self.gzip:
-            return raw, raw
-        return GzipWriter(raw, self.gzip_level), raw
-
-    def _finish_part(self) -> None:
-        """Close the current file's body; its header, body and footer are assembled while the next file
-        fills, by a background thread that, for gzip, hands the work to a child process (`GzipWorker`:
-        compression on another core, without the GIL)."""
-        part = self._part
-        assert part is not None
-        self._part = None
-        part.handle.close()
-        temp = self._temp(f"{self.name}-{len(self._done) + 1}")
-        header = xml_header("urlset", part.prefixes, self.xsl_href).encode()
-        newest = parse_w3c(part.newest) if isinstance(part.newest, str) else part.newest
-        self._done.append(_Done(temp, part.urls, len(header) + part.body + _FOOTER, newest))
-        if self._assembler is None:
-            self._assembler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-writer")
-        # A bounded queue: at most _QUEUED finished bodies wait for the compressor, so a slow disk or
-        # compressor holds the main loop back instead of piling up spooled files.
-        # The one thread runs jobs in order; a failure is raised here, at the next file, or by close().
-        if len(self._assembling) >= _QUEUED:
-            self._assembling[-_QUEUED].result()  # a file that failed fails the run now, not at the end
-        if self.gzip and self._gzip_worker is None and not self._closed:
-            # more files may follow: gzip them in a child process from now on (see deflate.py)
-            self._gzip_worker = GzipWorker.start() or False
-        worker = self._gzip_worker or None
-        self._assembling.append(self._assembler.submit(self._assemble, temp, header, part.spool, worker))
-
-    def _assemble(self, temp: Path, header: bytes, spool: Path, worker: GzipWorker | None) -> None:
-        footer = xml_footer("urlset").encode()
-        if self.gzip:
-            name = compressor()
-            if worker is not None:
-                worker.run(str(temp), header, str(spool), footer, self.gzip_level, name)
-            else:
-                assemble_gzip(str(temp), header, str(spool), footer, self.gzip_level, name)
-            return
-        with open(temp, "xb", buffering=_COPY_CHUNK) as raw:
-            raw.write(header)
-            with open(spool, "rb") as body:
-                shutil.copyfileobj(body, raw, _COPY_CHUNK)
-            raw.write(footer)
-            _sync(raw)  # on disk before the rename: after a power cut a file is whole, old or new
-        spool.unlink()
-
-    def _wait_for_files(self) -> None:
-        """Wait until every file is assembled; re-raise the first failure."""
-        try:
-            for job in self._assembling:
-                job.result()
-        finally:
-            self._assembling.clear()
+    def _out(self, name: str) -> AtomicFile:
+        """A file of the set other than a sitemap (the index, the stylesheet), written under a temporary
+        name until the set is published."""
+        out = AtomicFile(self.out_dir / name, tag=self._token)
+        self._outs.append(out)
+        return out
 
     # -- publishing ---------------------------------------------------------------------------------
 
@@ -671,10 +546,11 @@ class SitemapWriter:
                         self._write(item.data, item.needs, item.key, item.lastmod, item)
                 finally:
                     groups.close()
-            if self._part is not None:
-                self._finish_part()
-            self._wait_for_files()
-            with _interrupts_held() as interrupted:
+            self.parts.closing = True  # (no gzip process is started for a last file)
+            if self.parts.part is not None:
+                self.parts.finish()
+            self._assembler.wait()
+            with interrupts_held() as interrupted:
                 self.result = self._publish()
                 note_published()
                 self._cleanup()  # in the held block too: an interrupt now would leave the lock behind
@@ -703,27 +579,23 @@ class SitemapWriter:
         """Discard everything written so far; the output folder is left as it was. A second Ctrl-C (or a
         SIGTERM) while it does so is let go: the run is ending already, and its files must still go."""
         self._closed = True
-        with _interrupts_held():
+        with interrupts_held():
             if self._held is not None:
                 self._held.close()
                 self._held = None
             if self._groups is not None:
                 self._groups.close()
                 self._groups = None
-            if self._part is not None:
-                self._part.handle.close()
-                self._part = None
             with contextlib.suppress(Exception):
-                self._wait_for_files()
+                self._assembler.wait()
             self._cleanup()
 
     def _cleanup(self) -> None:
-        if self._assembler is not None:
-            self._assembler.shutdown(wait=True)
-            self._assembler = None
-        if self._gzip_worker:
-            self._gzip_worker.close()
-        self._gzip_worker = None
+        self._assembler.close()
+        self.parts.drop()  # what was not published (nothing once it was)
+        for out in self._outs:
+            out.discard()
+        self._outs.clear()
         for path in self._temps:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
@@ -747,48 +619,48 @@ class SitemapWriter:
             raise StrictModeError(
                 f"strict mode: {log.errors} error(s) and {log.warnings} warning(s); nothing was published"
             )
-        if not self._done:
+        done = self.parts.done
+        if not done:
             raise PublishError("no URL was accepted, so there is nothing to publish; nothing was changed")
-        with_index = self.index_mode == "always" or (self.index_mode == "auto" and len(self._done) > 1)
-        if self.index_mode == "never" and len(self._done) > 1:
-            urls = sum(d.urls for d in self._done)
+        with_index = self.index_mode == "always" or (self.index_mode == "auto" and len(done) > 1)
+        if self.index_mode == "never" and len(done) > 1:
+            urls = sum(d.urls for d in done)
             raise PublishError(
-                f"index 'never': the {urls:,} URLs need {len(self._done):,} files, but "
+                f"index 'never': the {urls:,} URLs need {len(done):,} files, but "
                 "without an index only one file can be announced (robots.txt, Search Console); use index "
                 "'auto', or raise the URL or byte limit per file. Nothing was published"
             )
-        if len(self._done) > MAX_URLS and with_index:
+        if len(done) > MAX_URLS and with_index:
             raise PublishError(
-                f"{len(self._done):,} sitemaps exceed the {MAX_URLS:,} an index may list "
+                f"{len(done):,} sitemaps exceed the {MAX_URLS:,} an index may list "
                 "(too-many-sitemaps); nothing was published"
             )
-        single = len(self._done) == 1 and not with_index
+        single = len(done) == 1 and not with_index
         sitemap_gen = self.naming == "sitemap_gen"
         files: list[SitemapFile] = []
-        renames: list[tuple[Path, Path]] = []
-        for number, done in enumerate(self._done, start=1):
+        renames: list[tuple[AtomicFile, Path]] = []
+        for number, part in enumerate(done, start=1):
             if sitemap_gen:
                 final = f"{self.name}{number - 1 if number > 1 else ''}{self._suffix}"
             else:
                 final = f"{self.name}{self._suffix}" if single else f"{self.name}-{number}{self._suffix}"
             files.append(
-                SitemapFile(self.out_dir / final, self.base_url + final, done.urls, done.bytes, done.lastmod)
+                SitemapFile(self.out_dir / final, self.base_url + final, part.urls, part.bytes, part.lastmod)
             )
-            renames.append((done.temp, self.out_dir / final))
+            renames.append((part.out, self.out_dir / final))
         index_file: SitemapFile | None = None
         if with_index:
             final = f"{self.name}_index.xml" if sitemap_gen else f"{self.name}{self._suffix}"
-            temp = self._temp(final)
-            size = self._write_index(temp, files, plain=sitemap_gen)
+            out = self._out(final)
+            size = self._write_index(out, files, plain=sitemap_gen)
             index_file = SitemapFile(self.out_dir / final, self.base_url + final, len(files), size, None)
-            renames.append((temp, self.out_dir / final))
+            renames.append((out, self.out_dir / final))
         stylesheet: Path | None = None
         if self.xsl_default:
             stylesheet = self.out_dir / f"{self.name}.xsl"
-            temp = self._temp(stylesheet.name)
-            with open(temp, "xb") as xsl:
-                xsl.write(resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes())
-            renames.insert(0, (temp, stylesheet))
+            out = self._out(stylesheet.name)
+            out.file.write(resources.files("sitemapkit").joinpath("data/sitemap.xsl").read_bytes())
+            renames.insert(0, (out, stylesheet))
         removed, unchanged = self._commit(renames)
         return PublishResult(
             files=tuple(files),
@@ -806,128 +678,30 @@ class SitemapWriter:
             filtered=self.pipeline.filtered,
         )
 
-    def _write_index(self, temp: Path, files: list[SitemapFile], plain: bool = False) -> int:
+    def _write_index(self, out: AtomicFile, files: list[SitemapFile], plain: bool = False) -> int:
+        """Write the index of `files` into `out` (gzipped as the sitemaps are, unless `plain`); its size."""
         header = xml_header("sitemapindex", (), self.xsl_href).encode()
         footer = xml_footer("sitemapindex").encode()
-        out: IO[bytes] | GzipWriter
-        raw: IO[bytes]
-        if plain:  # never gzipped
-            out = raw = open(temp, "xb", buffering=_COPY_CHUNK)  # noqa: SIM115 - closed below
-        else:
-            out, raw = self._open_out(temp)
         size = len(header) + len(footer)
-        try:
-            out.write(header)
+        with contextlib.ExitStack() as stack:
+            sink: Any = out.file
+            if self.gzip and not plain:  # sitemap_gen's index is never gzipped
+                sink = stack.enter_context(GzipWriter(out.file, self.gzip_level))
+            sink.write(header)
             for f in files:
                 data = render_index_entry(IndexEntry(f.url, f.lastmod)).encode()
                 size += len(data)
-                out.write(data)
-            out.write(footer)
-            if out is not raw:
-                out.close()
-            _sync(raw)
-        finally:
-            out.close()
-            raw.close()
+                sink.write(data)
+            sink.write(footer)
         if size > MAX_BYTES:
             raise PublishError(
                 f"the index would take {size:,} bytes (more than {MAX_BYTES:,}); nothing published"
             )
         return size
 
-    def _write_manifest(self, names: list[str]) -> None:
-        manifest = self.out_dir / manifest_name(self.name)
-        text = json.dumps({"version": 1, "files": names}, indent=1) + "\n"
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            if manifest.read_text("utf-8") == text:
-                return  # already says so: an unchanged rebuild rewrites nothing
-        with atomic_write(manifest, "w") as f:  # the one atomic writer (synced; a link there is replaced)
-            f.write(text)
-
-    def _read_manifest(self) -> set[str]:
-        path = self.out_dir / manifest_name(self.name)
-        try:
-            data = json.loads(path.read_text("utf-8"))
-            names = data["files"]
-        except FileNotFoundError:
-            return set()
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise PublishError(f"{path}: unreadable manifest ({exc}); remove it to start afresh") from None
-        return {n for n in names if isinstance(n, str) and _is_plain_name(n)}
-
-    def _owner(self, file_name: str) -> str | None:
-        """The name of another sitemap set of this folder whose manifest lists `file_name`, if any."""
-        for manifest in sorted(self.out_dir.glob(".sitemapkit-*.json")):
-            other = manifest.name[len(".sitemapkit-") : -len(".json")]
-            if other == self.name:
-                continue
-            try:
-                names = json.loads(manifest.read_text("utf-8"))["files"]
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if isinstance(names, list) and file_name in names:
-                return other
-        return None
-
-    def _commit(self, renames: list[tuple[Path, Path]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Rename the finished files into place and record them; return the names removed and the names
-        left alone because their bytes did not change (an unchanged rebuild rewrites nothing, so mtimes,
-        ETags and caches stay valid). The manifest first names old and new files together, so a run
-        interrupted between two renames leaves every file accounted for (each one whole: old or new), and
-        the next run replaces or removes them."""
-        previous = self._read_manifest()
-        new_names = [final.name for _, final in renames]
-        for _, final in renames:
-            if final.name in previous or not (final.exists() or final.is_symlink()):
-                continue
-            other = self._owner(final.name)
-            if other is not None:
-                raise PublishError(
-                    f"{final} belongs to the sitemap set named {other!r} in this folder; choose a --name "
-                    "whose files do not collide with its files. Nothing was published"
-                )
-            if final.is_symlink():
-                raise PublishError(
-                    f"{final} is a symbolic link not written by sitemapkit; move it away or choose another "
-                    "--name. Nothing was published"
-                )
-            if not self.replace_existing:
-                raise PublishError(
-                    f"{final} exists and was not written by sitemapkit; move it away, choose another --name, "
-                    "or take it over with --replace-existing. Nothing was published"
-                )
-        self._write_manifest(sorted(previous | set(new_names)))
-        unchanged: list[str] = []
-        for temp, final in renames:  # children first, index last: the index never names a missing file
-            if final.name in previous and _same_bytes(temp, final):
-                unchanged.append(final.name)
-                continue  # the temporary file goes with the others in _cleanup
-            os.replace(temp, final)
-            self._temps.remove(temp)
-        self._write_manifest(sorted(new_names))
-        _sync_folder(self.out_dir)
-        removed: list[str] = []
-        for stale in sorted(previous - set(new_names)):
-            path = self.out_dir / stale
-            if path.is_file() and not path.is_symlink():
-                path.unlink()
-                removed.append(stale)
-        return tuple(removed), tuple(unchanged)
-
-
-def _check_writable(folder: Path) -> None:
-    """Raise `PublishError` unless a file can be made in `folder` (made and removed again): the temporary
-    files go there, so an unwritable folder is refused before anything is read."""
-    probe = folder / f".sitemapkit-probe.{secrets.token_hex(4)}.tmp"
-    try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except OSError as exc:
-        raise PublishError(
-            f"{folder}: cannot write in the output folder ({exc.strerror or exc}); nothing was published"
-        ) from None
-    finally:  # also on Ctrl-C
-        with contextlib.suppress(OSError):
-            probe.unlink()
+    def _commit(self, renames: list[tuple[AtomicFile, Path]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Publish the finished files (see `publish.commit_set`): the names removed and those unchanged."""
+        return commit_set(self.out_dir, self.name, renames, replace_existing=self.replace_existing)
 
 
 def _key(value: Lastmod) -> str:
@@ -936,62 +710,3 @@ def _key(value: Lastmod) -> str:
     instant = sort_key(value)
     text = instant.isoformat()[:19] if instant.year >= 1000 else instant.strftime("%Y-%m-%dT%H:%M:%S")
     return f"{text}.{instant.microsecond:06d}" if instant.microsecond else text
-
-
-def _sync(raw: IO[bytes]) -> None:
-    raw.flush()
-    os.fsync(raw.fileno())
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make the renames in `folder` durable (POSIX; a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _same_bytes(new: Path, old: Path) -> bool:
-    """Whether the regular file `old` holds exactly the bytes of `new` (sizes first, then content)."""
-    try:
-        if old.is_symlink() or not old.is_file() or old.stat().st_size != new.stat().st_size:
-            return False
-        with open(new, "rb") as a, open(old, "rb") as b:
-            while chunk := a.read(_COPY_CHUNK):
-                if chunk != b.read(len(chunk)):
-                    return False
-        return True
-    except OSError:
-        return False
-
-
-def _is_plain_name(name: str) -> bool:
-    return "/" not in name and "\\" not in name and name not in ("", ".", "..") and not name.startswith(".")
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[list[int]]:
-    """Hold SIGINT back while the block runs (in the main thread, where Python handles signals), and
-    SIGTERM where a Python handler takes it (the CLI's); yields a list that gets the signal numbers that
-    came, so the caller can raise once the block is done."""
-    came: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield came
-        return
-    held: list[tuple[signal.Signals, Any]] = []
-    for number in (signal.SIGINT, signal.SIGTERM):
-        previous = signal.getsignal(number)
-        if callable(previous):  # not None, SIG_DFL or SIG_IGN: those stay as they are
-            held.append((number, previous))
-            signal.signal(number, lambda signum, frame: came.append(signum))
-    try:
-        yield came
-    finally:
-        for number, previous in held:
-            signal.signal(number, previous)
