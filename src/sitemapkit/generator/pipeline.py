@@ -122,6 +122,7 @@ class Pipeline:
         own: Callable[[str], bool] | None = None,
     ) -> None:
         self.scope = scope
+        self._folder = scope.folder
         self.own = own
         self.merge: Callable[[UrlEntry], bool] | None = None
         """Offered each duplicate (processed): True when it was merged into an entry held back."""
@@ -163,7 +164,7 @@ class Pipeline:
                     severity=Severity.WARNING,
                 ),
             )
-        if loc not in self.scope:
+        if not loc.startswith(self._folder) and loc not in self.scope:
             why = self.scope.explain(loc)
             self.rejected += 1
             self.log.add(
@@ -197,6 +198,23 @@ class Pipeline:
 
     def _complete(self, entry: UrlEntry, loc: str, source: str | None, line: int | None) -> UrlEntry:
         """The admitted entry with its extension data checked, `loc` normalised, lastmod made aware."""
+        if entry.images or entry.videos or entry.alternates or entry.news is not None:
+            return self._complete_slow(entry, loc, source, line)
+        lastmod = entry.lastmod
+        if lastmod is not None:  # the common cases: a date, or an aware date-time, not in the future
+            kind = type(lastmod)
+            if kind is dt.date:
+                if lastmod > self.is_future.day_after:
+                    return self._complete_slow(entry, loc, source, line)
+            elif kind is not dt.datetime or lastmod.utcoffset() is None or self.is_future(lastmod):
+                return self._complete_slow(entry, loc, source, line)
+        if loc == entry.loc:
+            return entry
+        return UrlEntry(  # positional: several times cheaper than dataclasses.replace
+            loc, lastmod, entry.changefreq, entry.priority, (), (), None, (), entry.sitemap, entry.line
+        )
+
+    def _complete_slow(self, entry: UrlEntry, loc: str, source: str | None, line: int | None) -> UrlEntry:
         if entry.images or entry.videos or entry.alternates:
             entry = self._extension_urls(entry, source, line, loc)
             stripped = self._without_deprecated(entry, source, line, loc)

@@ -67,10 +67,18 @@ def xml_footer(root: str) -> str:
 
 def format_priority(value: float) -> str:
     """A priority as the writer writes it: `0.5`, `1.0`, `0.55`."""
-    text = f"{value:.4f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
+    text = _PRIORITIES.get(value)
+    if text is None:
+        text = f"{value:.4f}".rstrip("0")
+        if text.endswith("."):
+            text += "0"
+        if value and len(_PRIORITIES) < 1024:  # (not 0.0, equal to -0.0, written "-0.0")
+            _PRIORITIES[value] = text
+    return text
 
 
+_PRIORITIES: dict[float, str] = {}
+"""Priorities written lately, and their text (inputs use a few)."""
 _priority = format_priority
 
 
@@ -94,13 +102,20 @@ def prefixes_of(entry: UrlEntry) -> set[str]:
 
 def render_url(entry: UrlEntry) -> str:
     """One `<url>` element (with a trailing newline). `entry.loc` must already be a normalised URL."""
-    parts = ["<url><loc>", escape_url(entry.loc), "</loc>"]
-    if entry.lastmod is not None:
-        parts += ["<lastmod>", format_w3c(entry.lastmod), "</lastmod>"]
+    loc = entry.loc
+    if "&" in loc or "'" in loc:
+        loc = escape_url(loc)
+    text = "<url><loc>" + loc + "</loc>"
+    lastmod = entry.lastmod
+    if lastmod is not None:
+        text += "<lastmod>" + format_w3c(lastmod) + "</lastmod>"
     if entry.changefreq is not None:
-        parts += ["<changefreq>", entry.changefreq, "</changefreq>"]
+        text += "<changefreq>" + entry.changefreq + "</changefreq>"
     if entry.priority is not None:
-        parts += ["<priority>", _priority(entry.priority), "</priority>"]
+        text += "<priority>" + _priority(entry.priority) + "</priority>"
+    if not (entry.images or entry.videos or entry.news is not None or entry.alternates):
+        return text + "</url>\n"
+    parts = [text]
     for image in entry.images:
         _render_image(parts, image)
     for video in entry.videos:

@@ -281,18 +281,23 @@ def _list_record(
     `key=value`, or always with `sitemap_gen`: then the URL is the first token, and a token that is not
     `key=value` is reported (`invalid-value`) and ignored. With `sitemap_gen`, a relative URL (`/page.html`)
     is reported and left out, as sitemap_gen.py did; otherwise the writer resolves it against the base URL."""
-    if "\t" in text:
-        url, *rest = text.split("\t")
-        url = url.strip()
-        if not text.strip() or url.startswith("#"):
-            return None
-        if not url:
+    tab = text.find("\t")
+    if tab >= 0:
+        url = text[:tab].strip()
+        if not url or url[0] == "#":
+            if url or not text.strip():
+                return None
             fields.bad_line("fields but no URL at the start of the line; the line is skipped", number)
             return None
-        if len(rest) <= len(FIELDS) and "=" not in text:  # positional fields only: as _fields_from reads them
-            values = {FIELDS[i]: token for i, token in enumerate(map(str.strip, rest)) if token}
-        else:
-            values = _fields_from(rest, fields, number, positional=True)
+        rest = text[tab + 1 :].split("\t")
+        if len(rest) <= len(FIELDS) and "=" not in text[tab:]:  # positional only: as _fields_from reads them
+            lastmod = rest[0].strip() or None
+            changefreq = (rest[1].strip() or None) if len(rest) > 1 else None
+            priority = (rest[2].strip() or None) if len(rest) > 2 else None
+            if sitemap_gen and relative_dropped(url, fields.source, number, fields.report):
+                return None
+            return TextRecord(url, lastmod, changefreq, priority, fields.source, number)
+        values = _fields_from(rest, fields, number, positional=True)
     else:
         line = text.strip()
         if not line or line.startswith("#"):

@@ -30,47 +30,83 @@ def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
     lastmod: Lastmod | None = None
     changefreq: str | None = None
     priority: float | None = None
-
-    def bad(code: str, message: str) -> None:
-        report(Diagnostic.make(code, message + "; the field is dropped", source=source, line=line, url=loc))
-
     if raw_lastmod is not None and (value := raw_lastmod.strip()):
         try:
             lastmod = parse_w3c(value, allow_naive=True)
-            if len(value) < 10:  # `2024` or `2024-05`: W3C Datetime, but the sitemap schema wants a day
-                period = "a year" if len(value) == 4 else "a month"
-                report(
-                    Diagnostic.make(
-                        "invalid-date",
-                        f"lastmod {value!r} names {period}, which the sitemap schema does not accept; it is "
-                        f"written as its first day, {lastmod.isoformat()}",
-                        source=source,
-                        line=line,
-                        url=loc,
-                        severity=Severity.WARNING,
-                    )
-                )
         except InvalidDateError as exc:
-            reason = _reason(exc)
-            bad(
-                "invalid-date",
-                f"lastmod {value!r} is not a W3C Datetime" + (f" ({reason})" if reason else ""),
-            )
-    if raw_changefreq is not None and (value := raw_changefreq.strip()):
-        if value.lower() in CHANGEFREQS:
-            changefreq = value.lower()
+            _bad_date(exc, value, loc, source, line, report)
         else:
-            bad("invalid-value", f"changefreq {value!r} is not one of {', '.join(sorted(CHANGEFREQS))}")
-    if raw_priority is not None and (value := raw_priority.strip()):
-        try:
-            number = float(value)
-        except ValueError:
-            number = -1.0
-        if 0.0 <= number <= 1.0:
-            priority = number
-        else:
-            bad("invalid-value", f"priority {value!r} is not a number from 0.0 to 1.0")
-    return UrlEntry(loc, lastmod, changefreq, priority, sitemap=source, line=line)
+            if len(value) < 10:  # `2024` or `2024-05`: W3C Datetime, but the sitemap schema wants a day
+                _period(lastmod, value, loc, source, line, report)
+    if raw_changefreq is not None:
+        changefreq = _CHANGEFREQ.get(raw_changefreq)
+        if changefreq is None and (value := raw_changefreq.strip()):
+            if value.lower() in CHANGEFREQS:
+                changefreq = value.lower()
+            else:
+                _bad(
+                    report,
+                    "invalid-value",
+                    f"changefreq {value!r} is not one of {', '.join(sorted(CHANGEFREQS))}",
+                    loc,
+                    source,
+                    line,
+                )
+    if raw_priority is not None:
+        priority = _PRIORITY.get(raw_priority)
+        if priority is None and (value := raw_priority.strip()):
+            try:
+                number = float(value)
+            except ValueError:
+                number = -1.0
+            if 0.0 <= number <= 1.0:
+                priority = number
+                if len(_PRIORITY) < 1024:
+                    _PRIORITY[raw_priority] = number
+            else:
+                _bad(
+                    report,
+                    "invalid-value",
+                    f"priority {value!r} is not a number from 0.0 to 1.0",
+                    loc,
+                    source,
+                    line,
+                )
+    return UrlEntry(loc, lastmod, changefreq, priority, (), (), None, (), source, line)  # positional: cheaper
+
+
+# The changefreq words as they are usually spelled, and the priorities read lately: their values.
+_CHANGEFREQ = {word: word for word in CHANGEFREQS}
+_PRIORITY: dict[str, float] = {}
+
+
+def _bad(report: DiagnosticHandler, code: str, message: str, loc: str, source: str, line: int) -> None:
+    report(Diagnostic.make(code, message + "; the field is dropped", source=source, line=line, url=loc))
+
+
+def _bad_date(
+    exc: InvalidDateError, value: str, loc: str, source: str, line: int, report: DiagnosticHandler
+) -> None:
+    reason = _reason(exc)
+    message = f"lastmod {value!r} is not a W3C Datetime" + (f" ({reason})" if reason else "")
+    _bad(report, "invalid-date", message, loc, source, line)
+
+
+def _period(
+    lastmod: Lastmod, value: str, loc: str, source: str, line: int, report: DiagnosticHandler
+) -> None:
+    period = "a year" if len(value) == 4 else "a month"
+    report(
+        Diagnostic.make(
+            "invalid-date",
+            f"lastmod {value!r} names {period}, which the sitemap schema does not accept; it is "
+            f"written as its first day, {lastmod.isoformat()}",
+            source=source,
+            line=line,
+            url=loc,
+            severity=Severity.WARNING,
+        )
+    )
 
 
 def _reason(exc: InvalidDateError) -> str:
