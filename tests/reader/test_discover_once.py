@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from collections import Counter
 
-from sitemapkit.reader.walk import read
+from sitemapkit.reader.discover import discover
+from sitemapkit.reader.fetch import Fetcher, FetchOptions, FetchPolicy
+from sitemapkit.reader.walk import AsyncReader, read
 from sitemapkit.validator.run import validate
 from tests.support.localserver import LocalServer
 from tests.validator.test_validate_codes import NO_RETRY, NOW
@@ -52,4 +55,20 @@ def test_validate_of_a_site_fetches_its_well_known_sitemap_once(server: LocalSer
     report = validate(server.url("/"), now=NOW, fetch_options=NO_RETRY)
     assert list(report) == [] and report.urls == 3_000
     assert [f.source for f in report.files] == [server.url("/sitemap.xml")]
+    assert gets(server)["/sitemap.xml"] == 1
+
+
+def test_an_async_reader_reads_on_from_a_discovery_probe(server: LocalServer) -> None:
+    """How a caller that discovers a site itself (the crawler, the harvester) reads what it found once."""
+    server.route("/sitemap.xml", big_urlset(server, 1_000))
+    options = FetchOptions(retries=0, policy=FetchPolicy(allow_private=True))
+
+    async def main() -> int:
+        async with Fetcher(options) as fetcher:
+            found = await discover(server.url("/"), fetcher, keep=8)
+            assert found.via == "well-known" and found.probe is not None
+            reader = AsyncReader(found.sitemaps[0], fetch_options=options, probe=found.probe)
+            return sum([1 async for _ in reader])
+
+    assert asyncio.run(main()) == 1_000
     assert gets(server)["/sitemap.xml"] == 1

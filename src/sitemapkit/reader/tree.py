@@ -316,7 +316,8 @@ class TreeWalk:
     to files next to it, and a remote root's to the folder it was fetched from (a staging copy).
     `allow_hosts` are hosts an index may list children on as if on its own site. With
     `record_past_depth` False, children deeper than `max_depth` are left out silently (not recorded, not
-    reported): the validator reads one level below the root and judges nested indexes itself.
+    reported): the validator reads one level below the root and judges nested indexes itself. `probe` is
+    a download of the source sitemap already begun (`Discovery.probe`): the walk reads on from it.
     """
 
     def __init__(
@@ -330,8 +331,10 @@ class TreeWalk:
         public_url: str | None = None,
         allow_hosts: frozenset[str] = frozenset(),
         record_past_depth: bool = True,
+        probe: Download | None = None,
     ) -> None:
         self.source = source
+        self._probe = probe
         self.options = options
         self.events = events
         self.fetch_options = fetch
@@ -401,6 +404,10 @@ class TreeWalk:
         self._recorded = 1  # the root
         public = self._public_url
         folder = folder_of(public) if public is not None else None
+        probe, self._probe = self._probe, None
+        if probe is not None and (src.kind != "sitemap" or probe.url != src.location):
+            await probe.cancel()  # not of this source
+            probe = None
         if src.kind in ("file", "stdin"):
             self.root = SitemapNode(self._root_name or shown(src.location))
             self._pending.append(
@@ -419,7 +426,11 @@ class TreeWalk:
         if src.kind == "sitemap":
             self.root = SitemapNode(src.location)
             self._seen(src.location, public)
-            self._pending.append(WalkItem(self.root, src.location, public=public, public_folder=folder))
+            item = WalkItem(self.root, src.location, public=public, public_folder=folder, download=probe)
+            self._pending.append(item)
+            if probe is not None:  # found by a discovery: fetched once
+                self._live[origin_of(src.location)] = 1
+                self._live_total = 1
             return
         found = await discover(
             src.location, fetcher, on_diagnostic=self.events.diagnostic, keep=self._buffer_pieces

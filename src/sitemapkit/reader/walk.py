@@ -19,6 +19,7 @@ from sitemapkit.core.diagnostics import DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.discover import classify
+from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import FetchOptions
 from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.tree import Batch, SitemapNode, TreeWalk, WalkEvents, with_fetch_options
@@ -125,6 +126,7 @@ class _ReaderBase:
         options: ReadOptions,
         on_diagnostic: DiagnosticHandler | None,
         fetch_options: FetchOptions | None,
+        probe: Download | None = None,
     ) -> None:
         self.source = os.fspath(source)
         self.diagnostics = DiagnosticLog(on_diagnostic)
@@ -132,7 +134,8 @@ class _ReaderBase:
         self._arguments = (source, options, on_diagnostic, fetch_options)
         found = classify(self.source)
         fetch = with_fetch_options(found, options, fetch_options or FetchOptions())
-        self._walk = TreeWalk(found, options, fetch, WalkEvents(self.diagnostics.add, options.max_download))
+        events = WalkEvents(self.diagnostics.add, options.max_download)
+        self._walk = TreeWalk(found, options, fetch, events, probe=probe)
         self._started = False
 
     def _start(self) -> None:
@@ -242,7 +245,10 @@ class Reader(_ReaderBase):
 
 
 class AsyncReader(_ReaderBase):
-    """The async face of `Reader`: `async for entry in aread(...)`."""
+    """The async face of `Reader`: `async for entry in aread(...)`.
+
+    `probe` is a download of the sitemap `source` a discovery began in this event loop
+    (`discover(keep=...)`'s `Discovery.probe`): it is read on from there, not fetched again."""
 
     def __init__(
         self,
@@ -251,8 +257,9 @@ class AsyncReader(_ReaderBase):
         *,
         on_diagnostic: DiagnosticHandler | None = None,
         fetch_options: FetchOptions | None = None,
+        probe: Download | None = None,
     ) -> None:
-        super().__init__(source, options or ReadOptions(), on_diagnostic, fetch_options)
+        super().__init__(source, options or ReadOptions(), on_diagnostic, fetch_options, probe)
         self._iterator: AsyncGenerator[UrlEntry, None] | None = None
         self._batches: AsyncGenerator[Batch, None] | None = None
 
