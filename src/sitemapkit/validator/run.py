@@ -2,20 +2,22 @@
 problem.
 
 `validate(source)` reads local files (`.xml`, `.xml.gz`, `.txt`), sitemap URLs and site roots, follows an
-index to every child, and returns a `ValidationReport`. It streams: each file goes through the parser in
-chunks, and the context checks (checks.py) keep hashes, not URLs. Remote bodies are spooled to a temporary
-file, so that the lines diagnostics point at can be shown afterwards; the spool is deleted before
-`validate` returns.
+index to its children (one level: a nested index is reported, not followed), and returns a
+`ValidationReport`. The tree is walked by the reader's walk (`reader.tree.TreeWalk`, through
+`validator.walk.Validator`). It streams: each file goes through the parser in chunks, and the context
+checks (checks.py) keep hashes, not URLs. Remote bodies are spooled to a temporary file, so that the lines
+diagnostics point at can be shown afterwards; the spool is deleted before `validate` returns.
 
-Where each child of an index is read from:
+Where each child of an index is read from (decided by the walk):
 
-- a remote index: each child from its URL;
+- a remote index: each child from its URL; with `url` (the index is a staging copy of that public URL), a
+  child under the public folder from the same path below the folder the index was fetched from;
 - a local index with `url` (its public URL): a child under the index's public folder is read from the
-  same relative path next to the local index (`read-error` if it is missing there), others from their URL;
+  same relative path next to the local index (`read-error` if it is missing there);
 - a local index without `url`: a child whose URL path (or, failing that, a shorter end of it, down to its
   file name) exists in the index's folder is read from there;
 - a local index's other children are fetched from their URL only with `fetch_missing`, else reported
-  (`read-error`).
+  (`read-error`); those of standard input are fetched.
 """
 
 from __future__ import annotations
