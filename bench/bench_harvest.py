@@ -5,7 +5,8 @@ Every site is its own loopback address (127.0.0.2, 127.0.0.3, ...) with a robots
 index of two urlsets, served from memory by one asyncio process (bench/siteserver.py's handler).
 Each contender runs in a fresh process. Peak RSS: for the local engine, that of the whole process tree,
 the VmHWM of the process plus the VmHWM of each worker process it starts (read from /proc while they
-live: an upper bound, the peaks need not coincide); for Ray, the highest of the driver and any actor.
+live): an upper bound, as the peaks need not coincide; the note adds the most the tree held at once (the
+sum of resident sizes, sampled every 0.1 s). For Ray, the highest of the driver and any actor.
 
 `cpu s` is the CPU time of the contender's process (for Ray: of the driver only, the actors are not its
 children). `--compare DIR` adds `local-compare`, the local engine run from another checkout's `src/`
@@ -72,9 +73,18 @@ threading.Thread(target=_watch, daemon=True).start()
 _TREE = """
 import threading, time, os, glob
 TREE = {}
+SUM = {"kb": 0}
+def _kb(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0
 def _tree():
-    # the worker processes (children of this one) and the most each held, while they live
+    # the worker processes (children of this one): the most each held while it lived, and the most the
+    # whole tree held at once (the sum of the resident sizes, sampled)
     while True:
+        total = _kb("self", "VmRSS:")
         for path in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
             try:
                 pids = open(path).read().split()
@@ -82,13 +92,12 @@ def _tree():
                 continue
             for pid in pids:
                 try:
-                    with open(f"/proc/{pid}/status") as f:
-                        for line in f:
-                            if line.startswith("VmHWM:"):
-                                TREE[pid] = max(TREE.get(pid, 0), int(line.split()[1]))
+                    TREE[pid] = max(TREE.get(pid, 0), _kb(pid, "VmHWM:"))
+                    total += _kb(pid, "VmRSS:")
                 except OSError:
                     pass
-        time.sleep(0.2)
+        SUM["kb"] = max(SUM["kb"], total)
+        time.sleep(0.1)
 threading.Thread(target=_tree, daemon=True).start()
 """
 
@@ -118,9 +127,11 @@ if workers:
     peak = max(peak, PEAK["actor_kb"])
 elif TREE:
     time.sleep(0.3)
-    note += f"; {{len(TREE)}} workers: parent {{peak / 1024:.0f}} MB + " + " + ".join(
-        f"{{kb / 1024:.0f}}" for kb in TREE.values()) + " MB"
-    peak += sum(TREE.values())
+    bound = peak + sum(TREE.values())
+    note += (f"; {{len(TREE)}} workers; tree sampled {{SUM['kb'] / 1024:.0f}} MB; peaks: parent "
+             f"{{peak / 1024:.0f}} + " + " + ".join(f"{{kb / 1024:.0f}}" for kb in TREE.values())
+             + f" = {{bound / 1024:.0f}} MB")
+    peak = bound
 print("BENCH_RESULT " + json.dumps({{"count": summary["urls"], "seconds": seconds, "peak_kb": peak,
                                      "note": note}}))
 """

@@ -45,7 +45,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             bases.append(s.base)
         sites = root / "sites.txt"
         sites.write_text("".join(f"{b}\n" for b in bases))
-        run = _cli(str(sites), "--out", str(root / "ds"), "--allow-private", "--quiet")
+        run = _cli(str(sites), "--out", str(root / "ds"), "--allow-private", "--quiet", "--workers", "1")
         assert run.returncode == 0, run.stderr
     return sites, root / "ds"
 

@@ -95,6 +95,9 @@ def main() -> int:
         return 1
     job = json.loads(line)
     _die_with_parent(int(job["parent"]))
+    # Arrow's own allocator keeps what it freed for a while: each row group's conversion, held again
+    # at the next; the system's hands it back (about 15 MB less a process, at the same speed)
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     from sitemapkit.reader.parquet import arrow_without_pandas
 
     arrow_without_pandas()  # this process is the harvest's own

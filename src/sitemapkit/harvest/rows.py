@@ -6,7 +6,9 @@ pyarrow is imported only here and only when a harvest runs (it is the optional `
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import itertools
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -73,6 +75,21 @@ def pyarrow() -> Any:
     except ImportError:
         raise UsageError(INSTALL_HINT) from None
     return pa
+
+
+def require_pyarrow() -> None:
+    """A `UsageError` saying how to install pyarrow where it is missing, without importing it (a harvest
+    whose worker processes write the parts needs it here only at the end)."""
+    if "pyarrow" in sys.modules:
+        if sys.modules["pyarrow"] is None:  # (a test hiding it)
+            raise UsageError(INSTALL_HINT)
+        return
+    try:
+        found = importlib.util.find_spec("pyarrow")
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise UsageError(INSTALL_HINT)
 
 
 def url_schema() -> pa.Schema:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from sitemapkit.core.errors import Terminated, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.pool import ProcessPool, cpus, stop_on_signals
-from sitemapkit.harvest.rows import pyarrow
+from sitemapkit.harvest.rows import require_pyarrow
 from sitemapkit.harvest.sites import normalize_sites, read_sites, shard
 from sitemapkit.harvest.store import new_worker_id, prepare
 from sitemapkit.harvest.summary import finish
@@ -136,7 +136,7 @@ class _Plan:
         _check(self.options)
         if engine not in ("local", "ray"):
             raise UsageError(f"unknown engine {engine!r}: use local or ray")
-        pyarrow()
+        require_pyarrow()  # (imported where needed: here, at the end, with worker processes)
         self.engine = engine
         self.listed = (
             read_sites(sites) if isinstance(sites, str | os.PathLike) else normalize_sites(sites, "<sites>")
