@@ -39,9 +39,7 @@ def _quote_run(match: re.Match[str]) -> str:
 
 def _quote(part: str) -> str:
     """Percent-encode what RFC 3986 does not allow raw, as UTF-8; keep valid `%XX` escapes (uppercased)."""
-    if _TO_QUOTE.search(part) is None:
-        return part
-    return _TO_QUOTE.sub(_quote_run, part)
+    return _TO_QUOTE.sub(_quote_run, part)  # (the part itself when nothing matches)
 
 
 def _quote_reference(part: str) -> str:
@@ -179,6 +177,30 @@ def _normalized_parts(m: re.Match[str]) -> str | None:
     """`_normalize_slow`'s URL for a URL split by `_SPLIT`, or None for one it would refuse (the slow path
     then says why)."""
     scheme, host, port, path, query, fragment = m.groups()
+    origin = _ORIGIN_OF.get((scheme, host, port))
+    if origin is None:
+        origin = _normalized_origin(scheme, host, port)
+        if origin is None:
+            return None
+        if len(_ORIGIN_OF) >= 1024:
+            _ORIGIN_OF.clear()
+        _ORIGIN_OF[scheme, host, port] = origin
+    url = origin + (_remove_dot_segments(_quote(path)) or "/" if path else "/")
+    if query or (query is not None and fragment is None):
+        url += "?" + _quote(query)
+    if fragment:
+        url += "#" + _quote(fragment)
+    if len(url) >= MAX_URL_LENGTH:
+        return None
+    return url
+
+
+_ORIGIN_OF: dict[tuple[str, str, str | None], str] = {}
+"""The `scheme://host[:port]` of scheme, host and port texts seen lately (a site's URLs share a few)."""
+
+
+def _normalized_origin(scheme: str, host: str, port: str | None) -> str | None:
+    """`scheme://host[:port]` normalised, or None when the slow path would refuse them."""
     scheme = scheme.lower()
     host = host.lower()
     if host.endswith(".") and len(host) > 1:
@@ -191,15 +213,7 @@ def _normalized_parts(m: re.Match[str]) -> str | None:
             return None
         if number != _DEFAULT_PORTS[scheme]:
             host = f"{host}:{number}"
-    path = _remove_dot_segments(_quote(path)) if path else "/"
-    url = f"{scheme}://{host}{path or '/'}"
-    if query or (query is not None and fragment is None):
-        url += "?" + _quote(query)
-    if fragment:
-        url += "#" + _quote(fragment)
-    if len(url) >= MAX_URL_LENGTH:
-        return None
-    return url
+    return f"{scheme}://{host}"
 
 
 def url_key(url: str) -> str:

@@ -206,7 +206,7 @@ class Pipeline:
             if kind is dt.date:
                 if lastmod > self.is_future.day_after:
                     return self._complete_slow(entry, loc, source, line)
-            elif kind is not dt.datetime or lastmod.utcoffset() is None or self.is_future(lastmod):
+            elif kind is not dt.datetime or lastmod.utcoffset() is None or lastmod > self.is_future.after:
                 return self._complete_slow(entry, loc, source, line)
         if loc == entry.loc:
             return entry
@@ -281,10 +281,18 @@ class Pipeline:
         """The entry with every image, video and alternate URL normalised; one with an invalid URL is left out
         (with a diagnostic). Images and alternates may live on other hosts, so no scope applies to them."""
         images: list[Image] = []
+        changed = False
         for image in entry.images:
             url = self._url_or_none(image.loc, "<image:loc>", source, line, loc)
-            if url is not None:
-                images.append(image if url == image.loc else dataclasses.replace(image, loc=url))
+            if url is None:
+                changed = True
+            elif url == image.loc:
+                images.append(image)
+            else:
+                changed = True
+                images.append(dataclasses.replace(image, loc=url))
+        if not (changed or entry.videos or entry.alternates):
+            return entry  # images only, already normalised: no copy
         videos: list[Video] = []
         for video in entry.videos:
             changes: dict[str, str | None] = {}
@@ -326,6 +334,12 @@ class Pipeline:
         """The entry without the extension data a validator would reject: each part left out is reported,
         so that what the writer publishes validates with zero diagnostics."""
         images = entry.images
+        if (
+            not (entry.videos or entry.alternates)
+            and entry.news is None
+            and len(images) <= MAX_IMAGES_PER_URL
+        ):
+            return entry  # (images only, and not too many: nothing to check)
         if len(images) > MAX_IMAGES_PER_URL:
             self._report(
                 "too-many-images",
