@@ -161,10 +161,7 @@ def api_reference() -> str:
                 path = f"{obj.__module__}.{obj.__qualname__}"
             else:  # a constant: the module that defines it
                 path = f"sitemapkit.core.diagnostics.{name}" if name == "CODES" else f"sitemapkit.{name}"
-            # a function made by another (`crawl = blocking_form(acrawl)`) is an assignment to static
-            # analysis: it is documented from the live object, whose signature is the one it was made from
-            inspected = "\n      force_inspection: true" if hasattr(obj, "__wrapped__") else ""
-            parts.append(f"::: {path}\n    options:\n      heading_level: 3{inspected}\n")
+            parts.append(f"::: {path}\n    options:\n      heading_level: 3\n")
     return "\n".join(parts)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
+import importlib.util
 import inspect
 import re
 import types
@@ -617,3 +618,31 @@ def test_what_matches_passes(tmp_path: Path) -> None:
     shown = everything_shown(tmp_path)
     assert len(shown) == 11
     assert [(s.text, s.problems) for s in shown if s.problems] == []
+
+
+def test_the_api_reference_shows_a_made_form_as_the_function_it_is() -> None:
+    """`crawl = blocking_form(acrawl)` is an assignment to griffe's static analysis; docs/griffe_forms.py
+    shows it (and `audit`, `abuild`) as the function it is at run time: the parameters `inspect.signature`
+    sees, the docstring, `async` only for the async forms."""
+    griffe = pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("griffe_forms", ROOT / "docs" / "griffe_forms.py")
+    assert spec is not None and spec.loader is not None
+    forms = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(forms)
+    package = griffe.load(
+        "sitemapkit", search_paths=[str(ROOT / "src")], extensions=griffe.load_extensions(forms.MadeForms())
+    )
+    for name, path, is_async in [
+        ("crawl", "crawl.run.crawl", False),
+        ("audit", "audit.run.audit", False),
+        ("abuild", "crawl.run.abuild", True),
+    ]:
+        shown = package[path]
+        assert isinstance(shown, griffe.Function), (path, shown)
+        assert [p.name for p in shown.parameters] == list(
+            inspect.signature(getattr(sitemapkit, name)).parameters
+        )
+        assert ("async" in shown.labels) == is_async, path
+        assert shown.docstring is not None and shown.docstring.value == inspect.getdoc(
+            getattr(sitemapkit, name)
+        )

@@ -512,7 +512,9 @@ def build(
     crawled first (`on_crawl_progress` and `explain_crawl` see them), then every source is read and the
     result published (`on_diagnostic`, `on_progress` and `explain` as `generate` takes them). A keyword of
     `PublishOptions` (`strict=True`, `replace_existing=True`, `gzip=True`, ...) overrides what the file
-    says. `await abuild(...)` runs the same build in a worker thread.
+    says. `await abuild(...)` runs the same build in a worker thread (a build is mostly local work): the
+    callbacks are called from that thread, and cancelling the task does not stop the build (it finishes or
+    fails in its thread).
     """
     from sitemapkit.generator.sitemap_gen import load_any
 
@@ -545,12 +547,6 @@ def in_worker_thread(function: Callable[P, T]) -> Callable[P, Coroutine[Any, Any
         return await asyncio.to_thread(function, *args, **kwargs)
 
     in_thread.__name__ = in_thread.__qualname__ = "a" + function.__name__
-    in_thread.__doc__ = (
-        f"The async form of `{function.__name__}`: the same parameters and result. A build is mostly local "
-        "work (reading files, writing sitemaps), so it runs in a worker thread; the callbacks are called "
-        "from that thread, and cancelling the task does not stop the build (it finishes or fails in its "
-        "thread)."
-    )
     return in_thread
 
 
