@@ -16,10 +16,14 @@ from sitemapkit import NetworkOptions, PublishOptions, ScopeOptions
 from sitemapkit.cli import COMMANDS, main
 from sitemapkit.cli.options import (
     allow_host_option,
+    fetch_missing_option,
+    follow_cross_host_option,
     json_summary_option,
     max_depth_option,
+    max_duration_option,
     max_pages_option,
     network_group,
+    out_dir_option,
     publish_group,
     scope_group,
 )
@@ -105,7 +109,16 @@ def test_requests_per_host_has_one_help_and_type() -> None:
 
 GROUPS = {"network": network_group, "scope": scope_group, "publish": publish_group}
 KINDS = {"network": NetworkOptions, "scope": ScopeOptions, "publish": PublishOptions}
-OTHER_SHARED = (allow_host_option, max_pages_option, max_depth_option, json_summary_option)
+OTHER_SHARED = (
+    allow_host_option,
+    max_pages_option,
+    max_depth_option,
+    json_summary_option,
+    out_dir_option,
+    max_duration_option,
+    follow_cross_host_option,
+    fetch_missing_option,
+)
 """Declarations outside the groups that several commands share."""
 
 DIFFERENT_MEANING: dict[str, dict[str, str]] = {
@@ -122,6 +135,10 @@ DIFFERENT_MEANING: dict[str, dict[str, str]] = {
         "indexnow": "the store to read, so it has a default (.sitemapkit/state.db)",
     },
     "--json": {"audit": "a file to write the report to"},
+    "--out": {
+        "harvest": "the dataset folder",
+        "indexnow": "the folder to write the key file in",
+    },
     "--name": {"robots": "the set whose robots.txt block to manage (the same default set)"},
     "--robots": {"robots": "the file the command edits, so required"},
     "--format": {"parse": "the output file's format, by default from its extension"},
@@ -165,6 +182,7 @@ def test_a_group_option_has_one_declaration_wherever_it_appears() -> None:
     assert sorted(seen["--allow-host"]) == ["audit", "crawl", "generate", "validate"]
     assert sorted(seen["--strict"]) == ["build", "crawl", "generate"]
     assert sorted(seen["--rate"]) == ["audit", "crawl"]
+    assert sorted(seen["--fetch-missing"]) == sorted(seen["--max-duration"]) == ["parse", "validate"]
 
 
 def test_one_default_per_option_across_commands() -> None:

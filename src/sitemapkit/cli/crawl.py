@@ -10,7 +10,13 @@ import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, fail, interruption, max_diagnostics_option
 from sitemapkit.cli.generate import FAILED_JSON, report
-from sitemapkit.cli.options import json_summary_option, network_group, publish_group, scope_group
+from sitemapkit.cli.options import (
+    json_summary_option,
+    network_group,
+    out_dir_option,
+    publish_group,
+    scope_group,
+)
 from sitemapkit.core.errors import (
     InputError,
     InvalidUrlError,
@@ -29,7 +35,7 @@ from sitemapkit.crawl.run import acrawl
 
 @click.command()
 @click.argument("start_url")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder.")
+@out_dir_option
 @click.option(
     "--base-url", help="Public URL of the folder the sitemaps are published in [default: START_URL's]."
 )

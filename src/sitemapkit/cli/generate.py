@@ -17,7 +17,13 @@ from sitemapkit.cli._output import (
     progress,
     safe_echo,
 )
-from sitemapkit.cli.options import allow_host_option, exclude_option, json_summary_option, publish_group
+from sitemapkit.cli.options import (
+    allow_host_option,
+    exclude_option,
+    json_summary_option,
+    out_dir_option,
+    publish_group,
+)
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.crawl.options import PublishOptions
@@ -34,7 +40,7 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("sources", nargs=-1, metavar="[SOURCE]...")
 @click.option("--base-url", required=True, help="Public URL of the folder the sitemaps are published in.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder.")
+@out_dir_option
 @publish_group
 @allow_host_option
 @click.option(

@@ -331,3 +331,29 @@ json_summary_option = click.option(
     "--json", "as_json", is_flag=True, help="Print a machine-readable summary on stdout."
 )
 """`--json` of the commands that publish (crawl, generate, build): the summary as JSON on stdout."""
+
+out_dir_option = click.option(
+    "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output folder."
+)
+"""`--out` of the commands that publish sitemaps (crawl, generate): the folder they are published in."""
+
+max_duration_option = click.option(
+    "--max-duration",
+    metavar="S",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
+)
+follow_cross_host_option = click.option(
+    "--follow-cross-host",
+    is_flag=True,
+    help="Follow index children and redirects that leave the site of SOURCE (or of its index).",
+)
+fetch_missing_option = click.option(
+    "--fetch-missing",
+    is_flag=True,
+    help="With a local sitemap index: fetch the children not found next to it (by default only local files "
+    "are read, each child looked for by its URL path in the index's folder, and a missing one reported).",
+)
+"""`--max-duration`, `--follow-cross-host`, `--fetch-missing`: the reader's options of parse and validate."""

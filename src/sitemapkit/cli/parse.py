@@ -14,7 +14,14 @@ from typing import IO, Any, TextIO, cast
 import click
 
 from sitemapkit.cli._output import DiagnosticPrinter, fail, interruption, max_diagnostics_option, plural
-from sitemapkit.cli.options import connect_timeout, network_options, per_host_option
+from sitemapkit.cli.options import (
+    connect_timeout,
+    fetch_missing_option,
+    follow_cross_host_option,
+    max_duration_option,
+    network_options,
+    per_host_option,
+)
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.core.escape import csv_cell, for_terminal
@@ -78,14 +85,7 @@ TREE_COLUMNS = (
     type=click.IntRange(1),
     help="Most bytes downloaded per sitemap; the rest is skipped with a diagnostic.",
 )
-@click.option(
-    "--max-duration",
-    metavar="S",
-    default=600.0,
-    show_default=True,
-    type=click.FloatRange(0, min_open=True),
-    help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
-)
+@max_duration_option
 @click.option(
     "--max-children",
     metavar="N",
@@ -103,17 +103,8 @@ TREE_COLUMNS = (
     help="Sitemaps one walk records; past it, children are reported, not fetched.",
 )
 @network_options()
-@click.option(
-    "--follow-cross-host",
-    is_flag=True,
-    help="Follow index children and redirects that leave SOURCE's site.",
-)
-@click.option(
-    "--fetch-missing",
-    is_flag=True,
-    help="With a local sitemap index: fetch the children not found next to it (by default only local "
-    "files are read, each child looked for by its URL path in the index's folder).",
-)
+@follow_cross_host_option
+@fetch_missing_option
 @click.option(
     "-o",
     "--output",

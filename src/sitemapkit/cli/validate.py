@@ -10,7 +10,14 @@ from typing import Any
 import click
 
 from sitemapkit.cli._output import fail
-from sitemapkit.cli.options import allow_host_option, connect_timeout, network_options
+from sitemapkit.cli.options import (
+    allow_host_option,
+    connect_timeout,
+    fetch_missing_option,
+    follow_cross_host_option,
+    max_duration_option,
+    network_options,
+)
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.escape import for_terminal
@@ -37,11 +44,7 @@ from sitemapkit.validator.run import validate as run_validate
     help="Output format.",
 )
 @click.option("--no-recursive", is_flag=True, help="Validate an index alone, not its child sitemaps.")
-@click.option(
-    "--fetch-missing",
-    is_flag=True,
-    help="With a local index: fetch the children not found next to it (by default they are reported).",
-)
+@fetch_missing_option
 @click.option(
     "--max-errors",
     default=100,
@@ -51,20 +54,9 @@ from sitemapkit.validator.run import validate as run_validate
     help="Show at most N diagnostics (errors before warnings); all are counted.",
 )
 @allow_host_option
-@click.option(
-    "--max-duration",
-    metavar="S",
-    default=600.0,
-    show_default=True,
-    type=click.FloatRange(0, min_open=True),
-    help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
-)
+@max_duration_option
 @network_options()
-@click.option(
-    "--follow-cross-host",
-    is_flag=True,
-    help="Follow index children and redirects that leave the index's site.",
-)
+@follow_cross_host_option
 def validate(
     sources: tuple[str, ...],
     public_url: str | None,
