@@ -187,3 +187,14 @@ def test_nothing_listed_when_the_site_answers_5xx(server: LocalServer, tmp_path:
         data["ok"] is False
         and data["error"] == "nothing was listed: of 1 URL met, 1 status-5xx (answered 503)"
     )
+
+
+def test_sigterm_with_publish_partial_publishes_what_was_listed(server: LocalServer, tmp_path: Path) -> None:
+    """SIGTERM is Ctrl-C's twin: with --publish-partial what was listed is published and summed up, and the
+    run ends as after Ctrl-C (0: the sitemaps are there)."""
+    busy_site(server)
+    out = tmp_path / "out"
+    args = ["crawl", server.url("/"), "--out", str(out), "--concurrency", "8", "--publish-partial"]
+    status, err = terminate_when_busy(server, args)
+    assert status == 0, err
+    assert (out / "sitemap.xml").is_file()

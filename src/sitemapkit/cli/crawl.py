@@ -17,20 +17,14 @@ from sitemapkit.cli.options import (
     publish_group,
     scope_group,
 )
-from sitemapkit.core.errors import (
-    InputError,
-    InvalidUrlError,
-    PublishError,
-    Terminated,
-    UsageError,
-    published_count,
-)
+from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, Terminated, UsageError
 from sitemapkit.core.escape import for_terminal
 from sitemapkit.core.runner import run_stoppable
 from sitemapkit.crawl.engine import CrawlProgress
 from sitemapkit.crawl.frontier import Row
 from sitemapkit.crawl.options import NetworkOptions, PublishOptions, ScopeOptions
 from sitemapkit.crawl.run import acrawl
+from sitemapkit.generator.writer import PublishResult
 
 
 @click.command()
@@ -92,32 +86,40 @@ def crawl(
       sitemapkit crawl https://example.com/ --out public/ --resume
     """
     printer = DiagnosticPrinter(limit=max_diagnostics, quiet=as_json)
-    published = published_count()
+    finished: list[PublishResult] = []
+
+    async def run() -> PublishResult:
+        finished.append(
+            await acrawl(
+                start_url,
+                out_dir,
+                base_url=base_url,
+                scope=scope,
+                network=network,
+                publish=publish,
+                images=images,
+                render=render,
+                crawl_db=crawl_db,
+                resume=resume,
+                publish_partial=publish_partial,
+                crawl_log=crawl_log,
+                on_diagnostic=printer,
+                on_progress=on_progress,
+                explain=explain_row if explain else None,
+            )
+        )
+        return finished[0]
+
     try:
         with _progress_line() as on_progress:
-            result = run_stoppable(
-                acrawl(
-                    start_url,
-                    out_dir,
-                    base_url=base_url,
-                    scope=scope,
-                    network=network,
-                    publish=publish,
-                    images=images,
-                    render=render,
-                    crawl_db=crawl_db,
-                    resume=resume,
-                    publish_partial=publish_partial,
-                    crawl_log=crawl_log,
-                    on_diagnostic=printer,
-                    on_progress=on_progress,
-                    explain=explain_row if explain else None,
-                )
-            )
+            try:
+                result = run_stoppable(run())
+            except Terminated:
+                if not finished:
+                    raise
+                result = finished[0]  # SIGTERM with --publish-partial: published, as after Ctrl-C
     except (KeyboardInterrupt, Terminated) as exc:
         how, status = interruption(exc)
-        if published_count() > published:
-            fail(f"{how} after what was listed was published (--publish-partial)", status, printer=printer)
         fail(f"{how}: nothing published; continue with --resume", status, printer=printer)
     except InvalidUrlError as exc:
         raise click.BadParameter(str(exc), param_hint="START_URL") from None
