@@ -85,7 +85,8 @@ def _canonical(s: str) -> Lastmod | None:
         return None
     try:
         value = dt.datetime.fromisoformat(s)
-        value.astimezone(dt.UTC)  # an instant before year 1 or after 9999 in UTC cannot be compared
+        if s[:4] in ("0001", "9999"):
+            value.astimezone(dt.UTC)  # an instant before year 1 or after 9999 in UTC cannot be compared
     except (ValueError, OverflowError):
         return None
     return value

@@ -37,8 +37,13 @@ def _quote_run(match: re.Match[str]) -> str:
     return "".join(map(_BYTE_ESCAPES.__getitem__, text.encode("utf-8", "surrogatepass")))
 
 
+_ASCII_ESCAPES = {byte: f"%{byte:02X}" for byte in range(128) if chr(byte) not in _ALLOWED}
+
+
 def _quote(part: str) -> str:
     """Percent-encode what RFC 3986 does not allow raw, as UTF-8; keep valid `%XX` escapes (uppercased)."""
+    if "%" not in part and part.isascii():
+        return part.translate(_ASCII_ESCAPES)  # one pass in C
     return _TO_QUOTE.sub(_quote_run, part)  # (the part itself when nothing matches)
 
 
@@ -275,7 +280,7 @@ def _normalize_slow(s: str, original: str, base_url: str | None) -> str:
 def _remove_dot_segments(path: str) -> str:
     """RFC 3986 section 5.2.4: `/a/./b/../c` is `/a/c` (so `/docs/../admin` cannot pass as under `/docs/`).
     `%2E` is an unreserved character spelled out, so it counts as a dot."""
-    if "." not in path and "%2E" not in path:
+    if "/." not in path and "/%2E" not in path:  # (a path here starts with "/", or is empty)
         return path
     segments = path.replace("%2E", ".").split("/")
     if "." not in segments and ".." not in segments:
