@@ -13,9 +13,9 @@ import click
 from sitemapkit.cli._output import fail, interruption, plural
 from sitemapkit.cli.options import connect_timeout, network_options, per_host_option
 from sitemapkit.core.errors import SitemapkitError, Terminated, UsageError
+from sitemapkit.core.runner import run_stoppable
 from sitemapkit.harvest.options import HarvestOptions
-from sitemapkit.harvest.run import HarvestProgress, ProgressHandler
-from sitemapkit.harvest.run import harvest as run_harvest
+from sitemapkit.harvest.run import HarvestProgress, ProgressHandler, aharvest
 from sitemapkit.reader.parquet import arrow_without_pandas
 
 _DEFAULTS = HarvestOptions()
@@ -147,15 +147,17 @@ def harvest(
     try:
         arrow_without_pandas()  # this process is the command's own
         with _progress(quiet) as on_progress:
-            summary = run_harvest(
-                sites,
-                out,
-                engine="ray" if engine == "ray" else "local",
-                options=options,
-                resume=resume,
-                workers=workers,
-                ray_address=ray_address,
-                on_progress=on_progress,
+            summary = run_stoppable(  # Ctrl-C and SIGTERM stop every worker first
+                aharvest(
+                    sites,
+                    out,
+                    engine="ray" if engine == "ray" else "local",
+                    options=options,
+                    resume=resume,
+                    workers=workers,
+                    ray_address=ray_address,
+                    on_progress=on_progress,
+                )
             )
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None

@@ -18,7 +18,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -216,9 +216,7 @@ async def _read(child: _Child) -> _Child:
 def child_command() -> list[str]:
     """The command of a worker process: this Python, importing this sitemapkit (not whatever the current
     folder holds)."""
-    import sitemapkit
-
-    where = str(Path(sitemapkit.__file__).resolve().parents[1])
+    where = str(Path(__file__).resolve().parents[2])  # the folder holding this sitemapkit package
     code = (
         f"import sys; sys.path[0] = {where!r}\n"
         "from sitemapkit.harvest.child import main\n"
@@ -232,31 +230,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-@contextlib.contextmanager
-def stop_on_signals(runner: Stoppable) -> Iterator[list[int]]:
-    """Ctrl-C and SIGTERM stop `runner` (finished sites committed, the others left for `resume`), then
-    the caller raises; without this a signal would surface inside whichever task was running. Yields
-    the signals received. Left alone where the loop cannot take signals (not the main thread)."""
-    loop = asyncio.get_running_loop()
-    received: list[int] = []
-
-    def stop(signum: int) -> None:
-        received.append(signum)
-        runner.stop()
-
-    installed: list[tuple[int, Any]] = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        previous = signal.getsignal(signum)
-        try:
-            loop.add_signal_handler(signum, stop, signum)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-            continue
-        installed.append((signum, previous))
-    try:
-        yield received
-    finally:
-        for number, handler in installed:
-            loop.remove_signal_handler(number)
-            signal.signal(number, handler)

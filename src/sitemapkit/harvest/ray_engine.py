@@ -185,27 +185,29 @@ def run_ray(
     workers: int | None,
     address: str | None,
     report: Callable[[dict[str, int]], None],
+    stop: threading.Event | None = None,
 ) -> tuple[dict[str, int], int]:
-    """Run the harvest on Ray; returns the summed counters and the number of actors used.
+    """Run the harvest on Ray; returns the summed counters and the number of actors used. Once `stop` is
+    set (checked twice a second), the actors are ended and the counters so far returned.
 
     With no `address` (and no `RAY_ADDRESS`), on a Ray started for the run and stopped after it (see
     `_private_ray`); else on the cluster named, which is the user's to secure.
     """
     ray = _ray()
     if ray.is_initialized():  # the caller's own Ray
-        return _run(ray, root, todo, options, workers, report)
+        return _run(ray, root, todo, options, workers, report, stop)
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address is None:
         # the handler goes in once Ray has started: ray.init puts in its own, which would end the process
         # without a word of cleanup (exit status 1, the folder left behind)
         with _terminated_on_sigterm(), _private_ray(ray), _terminated_on_sigterm():
-            return _run(ray, root, todo, options, workers, report)
+            return _run(ray, root, todo, options, workers, report, stop)
     try:
         ray.init(address=address, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise UsageError(f"cannot start or reach {address}: {exc}") from None
     try:
-        return _run(ray, root, todo, options, workers, report)
+        return _run(ray, root, todo, options, workers, report, stop)
     finally:
         ray.shutdown()
 
@@ -217,6 +219,7 @@ def _run(
     options: HarvestOptions,
     workers: int | None,
     report: Callable[[dict[str, int]], None],
+    stop: threading.Event | None,
 ) -> tuple[dict[str, int], int]:
     count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
     shards = [s for s in shard(todo, count) if s] or [[]]
@@ -230,7 +233,10 @@ def _run(
         refs = list(pending)
         while pending:
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=0.5)
-            report(sum_counters(ray.get([actor.counters.remote() for actor in actors])))
+            so_far = sum_counters(ray.get([actor.counters.remote() for actor in actors]))
+            report(so_far)
+            if stop is not None and stop.is_set():  # the caller was cancelled: it raises
+                return so_far, len(actors)
         results = ray.get(refs)
     finally:
         for actor in actors:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from sitemapkit.core.errors import Terminated, UsageError
+from sitemapkit.core.errors import UsageError
+from sitemapkit.core.runner import blocking_form
 from sitemapkit.harvest.options import HarvestOptions
-from sitemapkit.harvest.pool import ProcessPool, cpus, stop_on_signals
+from sitemapkit.harvest.pool import ProcessPool, cpus
 from sitemapkit.harvest.rows import require_pyarrow
 from sitemapkit.harvest.sites import normalize_sites, read_sites, shard
 from sitemapkit.harvest.store import new_worker_id, prepare
@@ -21,6 +23,7 @@ from sitemapkit.harvest.summary import finish
 from sitemapkit.harvest.worker import Worker
 
 Engine = Literal["local", "ray"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +55,7 @@ class HarvestProgress:
 ProgressHandler = Callable[[HarvestProgress], None]
 
 
-def harvest(
+async def aharvest(
     sites: str | os.PathLike[str] | Iterable[str],
     out: str | os.PathLike[str],
     *,
@@ -68,55 +71,59 @@ def harvest(
     `sites` is a SITES file (a host or base URL a line, `.gz` allowed) or an iterable of them. `out` gets
     `urls/` (one row per URL), `sites.parquet`, `sitemaps.parquet` and `summary.json`. With `resume`, a
     harvest that was killed is finished: sites already done are kept, the others read again, with no
-    duplicate rows. `engine="ray"` spreads the sites over `workers` Ray actors (default: one per CPU of
-    the cluster at `ray_address`, or of a local Ray started for the run). While the local engine runs,
-    Python's garbage collector runs less often (`worker.GC_THRESHOLD`; restored after).
+    duplicate rows. The local engine spreads the sites over `workers` processes (default: one per core
+    this process may use; `1`: read in this process), the sites of one host in one of them so that
+    `per_host` and `Crawl-delay` hold; `engine="ray"` spreads them over `workers` Ray actors (default: one
+    per CPU of the cluster at `ray_address`, or of a local Ray started for the run), in a thread, from
+    which `on_progress` is then called. While a worker runs, Python's garbage collector runs less often
+    there (`worker.GC_THRESHOLD`; restored after).
+
+    `harvest(...)` is the blocking form, with the same parameters. Cancelling `aharvest` (Ctrl-C in
+    `harvest`) stops the harvest: no site is started, the sites finished are committed and the others left
+    for `resume=True`; a worker process that fails stops the run with `WorkerFailed`, likewise resumable.
+    The process's signal handlers are left alone.
     """
     plan = _Plan(sites, out, engine, options, resume, on_progress)
     if engine == "local":
-        counters, used = asyncio.run(_local(plan.root, plan.todo, plan.options, plan.report, workers))
+        counters, used = await _local(plan.root, plan.todo, plan.options, plan.report, workers)
     else:
         from sitemapkit.harvest.ray_engine import run_ray
 
-        counters, used = run_ray(
-            plan.root, plan.todo, plan.options, workers=workers, address=ray_address, report=plan.report
+        stop = threading.Event()
+        counters, used = await _stopping(
+            asyncio.ensure_future(
+                asyncio.to_thread(
+                    run_ray,
+                    plan.root,
+                    plan.todo,
+                    plan.options,
+                    workers=workers,
+                    address=ray_address,
+                    report=plan.report,
+                    stop=stop,
+                )
+            ),
+            stop.set,
         )
     return plan.finish(counters, used)
 
 
-async def aharvest(
-    sites: str | os.PathLike[str] | Iterable[str],
-    out: str | os.PathLike[str],
-    *,
-    engine: Engine = "local",
-    options: HarvestOptions | None = None,
-    resume: bool = False,
-    workers: int | None = None,
-    ray_address: str | None = None,
-    on_progress: ProgressHandler | None = None,
-) -> dict[str, Any]:
-    """The async form of `harvest`, for use inside a running event loop: the same parameters and result.
+harvest = blocking_form(aharvest)
 
-    The local engine reads the sites on the running loop and leaves the process's signal handlers alone:
-    cancelling the task stops the harvest (sites finished are kept; `resume=True` reads the others). The
-    Ray engine runs in a thread, and `on_progress` is then called from that thread.
-    """
-    plan = _Plan(sites, out, engine, options, resume, on_progress)
-    if engine == "local":
-        counters, used = await _local(plan.root, plan.todo, plan.options, plan.report, workers, signals=False)
-    else:
-        from sitemapkit.harvest.ray_engine import run_ray
 
-        counters, used = await asyncio.to_thread(
-            run_ray,
-            plan.root,
-            plan.todo,
-            plan.options,
-            workers=workers,
-            address=ray_address,
-            report=plan.report,
-        )
-    return plan.finish(counters, used)
+async def _stopping(run: asyncio.Future[T], stop: Callable[[], None]) -> T:
+    """The result of `run`; cancelled, `stop()` is called and `run` awaited to its end (however often
+    the caller is cancelled meanwhile) before the cancellation goes on."""
+    try:
+        return await asyncio.shield(run)
+    except asyncio.CancelledError:
+        stop()
+        while not run.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({run})
+        if not run.cancelled():
+            run.exception()  # retrieved: the cancellation is what the caller hears of
+        raise
 
 
 class _Plan:
@@ -180,8 +187,6 @@ async def _local(
     options: HarvestOptions,
     report: Callable[[dict[str, int]], None],
     workers: int | None,
-    *,
-    signals: bool = True,
 ) -> tuple[dict[str, int], int]:
     """The local engine: the sites sharded by host over `workers` processes (default: one per core), or
     read in this process where there is one shard; returns the counters and the processes used."""
@@ -195,14 +200,7 @@ async def _local(
     async def tick() -> None:
         report(runner.counters() if isinstance(runner, ProcessPool) else runner.counters.as_dict())
 
-    if not signals:  # the caller's event loop: its signals are its own; a cancellation stops the run
-        return await runner.run(tick), max(1, len(shards))
-    with stop_on_signals(runner) as received:
-        counters = await runner.run(tick)
-    if signal.SIGINT in received:
-        raise KeyboardInterrupt
-    if received:
-        raise Terminated(128 + received[0])
+    counters = await _stopping(asyncio.ensure_future(runner.run(tick)), runner.stop)
     return counters, max(1, len(shards))
 
 
