@@ -23,7 +23,7 @@ import click
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.escape import for_terminal
-from sitemapkit.crawl.options import NetworkOptions, PublishOptions, ScopeOptions
+from sitemapkit.crawl.options import MAX_CONNECT_TIMEOUT, NetworkOptions, PublishOptions, ScopeOptions
 
 F = TypeVar("F", bound=Callable[..., object])
 Decorator = Callable[[F], F]
@@ -39,9 +39,6 @@ def default_of(kind: type[Any], name: str) -> Any:
 
 DEFAULT_TIMEOUT: Final[float] = default_of(NetworkOptions, "timeout")
 """`--timeout`: seconds to wait for an answer and between two pieces of it (the read timeout)."""
-MAX_CONNECT_TIMEOUT: Final = 10.0
-"""Connecting waits at most this long (or `--timeout`, if shorter): a host that takes longer to accept a
-connection is as good as down, and a crawl or an audit should not wait 30 s on each of its URLs."""
 DEFAULT_RETRIES: Final[int] = default_of(NetworkOptions, "retries")
 """`--retries`: further attempts of a request answered 429 or 5xx, or that got no answer."""
 USER_AGENT: Final[str] = default_of(NetworkOptions, "user_agent")

@@ -20,11 +20,15 @@ import dataclasses
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, TypeVar
+from typing import Any, Final, Literal, TypedDict, TypeVar
 
 from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
 from sitemapkit.core.errors import UsageError
 from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES
+
+MAX_CONNECT_TIMEOUT: Final = 10.0
+"""Connecting waits at most this long (or the timeout, if shorter): a host that takes longer to accept a
+connection is as good as down, and a crawl or an audit should not wait 30 s on each of its URLs."""
 
 IndexMode = Literal["auto", "always", "never"]
 HreflangMode = Literal["auto", "complete", "keep"]
@@ -79,8 +83,8 @@ class NetworkOptions:
 
     @property
     def connect_timeout(self) -> float:
-        """Seconds connecting may take: `timeout`, at most 10 (a host slower to accept is as good as down)."""
-        return min(self.timeout, 10.0)
+        """Seconds connecting may take: `timeout`, at most `MAX_CONNECT_TIMEOUT`."""
+        return min(self.timeout, MAX_CONNECT_TIMEOUT)
 
 
 @dataclass(frozen=True, slots=True)
