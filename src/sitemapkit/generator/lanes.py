@@ -12,6 +12,7 @@ path (`tests/generator/test_writer_properties.py` holds the lanes to the general
 
 from __future__ import annotations
 
+import contextlib
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -194,10 +195,22 @@ def add_list_batch(
     else:
         text = "\n".join(lines)
         get_lines = repeat(lines).__next__
+    escaped = "&" in text or "'" in text
     columns, odd = list_columns(text, get_lines)
+    if not odd:
+        # every field of every row is in the columns (XML-escaped): a row the general path takes is
+        # joined again from them, and the batch is not split into lines for the few it needs
+        def line(index: int) -> str:
+            text = "\t".join([column[index] for column in columns])
+            return text.replace("&apos;", "'").replace("&amp;", "&") if escaped else text
+
+    else:
+
+        def line(index: int) -> str:
+            return get_lines()[index]
 
     def general(index: int) -> None:
-        record = parse_line(get_lines()[index], first_line + index)
+        record = parse_line(line(index), first_line + index)
         if record is not None:
             writer.add_record(record)
 
@@ -287,6 +300,21 @@ def list_columns(text: str, lines: Callable[[], Sequence[str]]) -> tuple[list[li
 _FIELD_ELEMENTS = ("lastmod", "changefreq", "priority")
 
 
+def _rows_of(column: Sequence[str | None], values: set[str | None]) -> Iterable[int]:
+    """The rows of `column` whose cell is one of `values`: by `list.index` (a C scan) for a few values,
+    else by one pass with a set."""
+    if len(values) <= 3 and type(column) in (list, tuple):
+        found: list[int] = []
+        for value in values:
+            at = -1
+            with contextlib.suppress(ValueError):
+                while True:
+                    at = column.index(value, at + 1)
+                    found.append(at)
+        return found
+    return compress(range(len(column)), map(values.__contains__, column))
+
+
 def _lastmod_cell(value: str, known_day: Callable[[str], bool]) -> tuple[str, str] | None:
     """A canonical lastmod cell's text and time key, None otherwise."""
     if len(value) == 10:
@@ -308,11 +336,11 @@ def _priority_text(value: str) -> str | None:
 
 
 def _odd_urls(
-    data: bytes, lines: list[bytes], locs: Sequence[str | None], folder: str, own: str
+    data: bytes, lines: list[bytes], locs: Sequence[str | None], folder: str, own: str, longest: int
 ) -> Iterable[int]:
-    """The rows of `locs` (joined by LF in `data`, UTF-8) whose URL is not canonical, under `folder` and
-    outside `own` (see CANONICAL_URL): found by passes over the rows and `data` when each URL is one line of
-    it, else URL by URL."""
+    """The rows of `locs` (joined by LF in `data`, UTF-8; `longest`: the length of the longest) whose URL is
+    not canonical, under `folder` and outside `own` (see CANONICAL_URL): found by passes over the rows and
+    `data` when each URL is one line of it, else URL by URL."""
     if CANONICAL_URL.fullmatch(folder) is None or "/." in folder:
         return range(len(locs))
     if data.count(b"\n") == len(locs) - 1:
@@ -321,14 +349,17 @@ def _odd_urls(
         folder_b, own_b = folder.encode(), own.encode()
         found: set[int] = set()
         rows = range(len(lines))
+        dots = folder.count(".") * len(lines)  # the dots of the folder, if every row starts with it
         if not data.startswith(folder_b) or data.count(b"\n" + folder_b) != len(lines) - 1:
             found.update(compress(rows, map(_not, map(bytes.startswith, lines, repeat(folder_b)))))
+            dots += sum(lines[i].count(b".") - folder.count(".") for i in found)
         if data.startswith(own_b) or b"\n" + own_b in data:
             found.update(compress(rows, map(bytes.startswith, lines, repeat(own_b))))
-        if max(map(len, lines)) >= MAX_URL_LENGTH:
+        if longest >= MAX_URL_LENGTH:  # (a row whose UTF-8 is longer than its text is not ASCII: found)
             found.update(compress(rows, map(MAX_URL_LENGTH.__le__, map(len, lines))))
         strange = bool(data.translate(None, _URL_BYTES_AND_LF))
-        at = data.find(b"/.")
+        # a dot segment needs a dot outside the folder's in a row under it: none if the dots add up
+        at = data.find(b"/.") if data.count(b".") != dots else -1
         if not strange and at < 0:
             return found
         ends = list(accumulate(map((1).__add__, map(len, lines))))  # where each row's LF lies, plus one
@@ -382,7 +413,8 @@ def add_columns(
         and data.count(b"\n" + folder_b) == n - 1
         and data.count(b"\n") == n - 1  # no URL with a line feed in it (a CSV cell may have one)
         and not data.translate(None, _URL_BYTES_AND_LF)
-        and b"/." not in data
+        and "/." not in folder
+        and (data.count(b".") == n * folder.count(".") or b"/." not in data)  # (dots: only the folder's)
         and not data.startswith(own_b)
         and b"\n" + own_b not in data
         and longest < MAX_URL_LENGTH
@@ -391,7 +423,7 @@ def add_columns(
     if len(lines) != n:  # a URL with a line feed in it (a CSV cell may have one): its row is odd anyway
         lines = [loc.encode("utf-8", "surrogatepass") for loc in cast("list[str]", locs)]
     if not canonical:
-        found = set(_odd_urls(data, lines, locs, folder, own))
+        found = set(_odd_urls(data, lines, locs, folder, own, longest))
         # a URL the general path would only resolve (`/page`) or lowercase (`HTTPS://Example.com/...`)
         # to a canonical one is taken so, in the lane
         origin = folder[: folder.index("/", folder.index("//") + 2)] if "//" in folder else ""
@@ -445,7 +477,7 @@ def add_columns(
             else:
                 texts[value] = text
         if bad:
-            odd.update(compress(range(n), map(bad.__contains__, column)))
+            odd.update(_rows_of(column, bad))
         written = {value: text for value, text in texts.items() if value not in bad}
         if not any(written.values()):
             continue  # nothing to write from this column
@@ -552,7 +584,8 @@ def _write_rows(
         if stop == start:
             parts.finish()
             continue
-        part.handle.write(b"<url><loc>" + text[: -len("<url><loc>")].encode("ascii"))
+        part.handle.write(b"<url><loc>")
+        part.handle.write(memoryview(text.encode("ascii"))[: -len("<url><loc>")])
         part.body += len(text)
         part.urls += stop - start
         writer.pipeline.accepted += stop - start
