@@ -58,3 +58,25 @@ def test_options_and_keyword_options_are_not_both_given(tmp_path: Path) -> None:
         aread(index, concurrency=0)
     with pytest.raises(TypeError):
         read(index, max_depht=2)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"max_download": -1},
+        {"max_uncompressed": 0},
+        {"retries": -1},
+        {"timeout": -1},
+        {"connect_timeout": 0},
+        {"max_duration": -2.0},
+        {"max_depth": 1.5},
+        {"max_sitemaps": 0},
+    ],
+    ids=lambda bad: next(iter(bad)),
+)
+def test_a_bad_value_is_a_usage_error_whichever_way_it_is_given(bad: dict[str, object]) -> None:
+    """Raised when the reader is made, before anything is fetched (before, most were taken silently)."""
+    with pytest.raises(UsageError, match=next(iter(bad))):
+        read("https://127.0.0.1:9/sitemap.xml", **bad)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=next(iter(bad))):
+        ReadOptions(**bad)  # type: ignore[arg-type]

@@ -73,14 +73,32 @@ class ReadOptions:
     fine there) and exempt from robots.txt. False for a URL a site chose (a robots.txt `Sitemap:` line, a
     link): it gets the site's policy like every other URL."""
 
+    def __post_init__(self) -> None:
+        """A bad value is a `UsageError`, raised when the options are made (by `read` and `aread` too)."""
+        at_least = {
+            "max_depth": 0,
+            "concurrency": 1,
+            "max_download": 1,
+            "max_uncompressed": 1,
+            "retries": 0,
+            "prefetch_buffer": 1,
+            "max_children": 0,
+            "max_sitemaps": 1,
+        }
+        for name, low in at_least.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                word = "at least 1" if low else "0 or more"
+                raise UsageError(f"{name} must be a whole number, {word} (got {value!r})")
+        for name in ("timeout", "connect_timeout", "read_timeout", "max_duration"):
+            value = getattr(self, name)
+            if value is None and name in ("timeout", "max_duration"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise UsageError(f"{name} must be a number of seconds above 0 (got {value!r})")
+
     def fetch_options(self, base: FetchOptions | None = None) -> FetchOptions:
         """The `FetchOptions` these options imply, over `base` (whose other settings are kept)."""
-        if self.concurrency < 1:
-            raise UsageError("concurrency must be at least 1")
-        if self.max_depth < 0:
-            raise UsageError("max_depth must be 0 or more")
-        if self.max_children < 0 or self.max_sitemaps < 1:
-            raise UsageError("max_children must be 0 or more and max_sitemaps 1 or more")
         base = base or FetchOptions()
         connect = self.timeout if self.timeout is not None else self.connect_timeout
         read = self.timeout if self.timeout is not None else self.read_timeout
