@@ -27,3 +27,15 @@ def test_validate_takes_what_avalidate_takes(tmp_path: Path) -> None:
         assert (await avalidate(path, url="https://example.com/s.txt")).ok
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"timeout": 0}, {"max_duration": -1.0}, {"keep": -1}, {"max_uncompressed": 0}],
+    ids=lambda bad: next(iter(bad)),
+)
+def test_a_bad_value_is_a_usage_error(tmp_path: Path, bad: dict[str, object]) -> None:
+    path = tmp_path / "s.txt"
+    path.write_text("https://example.com/a\n")
+    with pytest.raises(UsageError, match=next(iter(bad))):
+        validate(path, **bad)  # type: ignore[arg-type]

@@ -117,6 +117,13 @@ async def avalidate(
         Scope("https://example.com/", hosts)
     except InvalidUrlError as exc:
         raise UsageError(f"--allow-host: {exc}") from None
+    for name, seconds in (("timeout", timeout), ("max_duration", max_duration)):
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0
+        ):
+            raise UsageError(f"{name} must be a number of seconds above 0 (got {seconds!r})")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+        raise UsageError(f"keep must be a whole number, 0 or more, or None (got {keep!r})")
     fetch = fetch_options or FetchOptions()
     if timeout is not None:
         fetch = replace(fetch, connect_timeout=timeout, read_timeout=timeout)
