@@ -72,3 +72,18 @@ def test_an_async_reader_reads_on_from_a_discovery_probe(server: LocalServer) ->
 
     assert asyncio.run(main()) == 1_000
     assert gets(server)["/sitemap.xml"] == 1
+
+
+def test_a_probe_an_async_reader_never_reads_is_stopped_when_it_closes(server: LocalServer) -> None:
+    server.route("/sitemap.xml", big_urlset(server, 20_000))  # more than the probe's buffer holds
+    options = FetchOptions(retries=0, policy=FetchPolicy(allow_private=True))
+
+    async def main() -> bool:
+        async with Fetcher(options) as fetcher:
+            found = await discover(server.url("/"), fetcher, keep=2)
+            assert found.probe is not None
+            async with AsyncReader(found.sitemaps[0], fetch_options=options, probe=found.probe):
+                pass  # left unread (a cap reached, a stop)
+            return found.probe.done
+
+    assert asyncio.run(main()) is True

@@ -86,6 +86,11 @@ class Download:
             assert isinstance(item, bytes)
             yield item
 
+    @property
+    def done(self) -> bool:
+        """Whether the download's task has ended (read to its end, failed, or cancelled)."""
+        return self._task.done()
+
     async def cancel(self) -> None:
         """Stop the download and wait for it to let its connection go.
 

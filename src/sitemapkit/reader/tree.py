@@ -465,6 +465,12 @@ class TreeWalk:
         if found.probe is not None:
             await found.probe.cancel()
 
+    async def drop_probe(self) -> None:
+        """Stop the `probe` given, if the walk did not start (and take it)."""
+        probe, self._probe = self._probe, None
+        if probe is not None:
+            await probe.cancel()
+
     def _seen(self, *urls: str | None) -> None:
         self._visited.update(url_key(url) for url in urls if url)
 

@@ -333,6 +333,7 @@ class AsyncReader(_ReaderBase):
             await self._iterator.aclose()
         if self._batches is not None:
             await self._batches.aclose()
+        await self._walk.drop_probe()  # a probe given, never read: its download stops
 
     async def __aenter__(self) -> AsyncReader:
         return self
