@@ -141,7 +141,7 @@ class Pipeline:
         """The entry ready to write, or None (with a diagnostic) when it must be left out."""
         source, line = entry.sitemap, entry.line
         try:
-            loc = normalize_url(entry.loc, self.scope.folder)
+            loc = normalize_url(entry.loc, self._folder)
         except InvalidUrlError as exc:
             self.rejected += 1
             self.log.add(
@@ -192,9 +192,24 @@ class Pipeline:
             if merge(merged):  # the same URL from another source: one entry keeps what each says
                 self.merged += 1
                 return None
-        if not self.admit(loc, source, line):
+        deduper = self.deduper
+        if deduper is not None and not deduper.add(loc):
+            self._duplicate(loc, source, line)
             return None
-        return self._complete(entry, loc, source, line)
+        self.accepted += 1
+        if entry.images or entry.videos or entry.alternates or entry.news is not None:
+            return self._complete_slow(entry, loc, source, line)
+        lastmod = entry.lastmod
+        if lastmod is not None:  # (as `_complete`, inline: the common case)
+            kind = type(lastmod)
+            if kind is dt.date:
+                if lastmod > self.is_future.day_after:
+                    return self._complete_slow(entry, loc, source, line)
+            elif kind is not dt.datetime or lastmod.utcoffset() is None or lastmod > self.is_future.after:
+                return self._complete_slow(entry, loc, source, line)
+        if loc == entry.loc:
+            return entry
+        return UrlEntry(loc, lastmod, entry.changefreq, entry.priority, (), (), None, (), source, line)
 
     def _complete(self, entry: UrlEntry, loc: str, source: str | None, line: int | None) -> UrlEntry:
         """The admitted entry with its extension data checked, `loc` normalised, lastmod made aware."""
@@ -526,12 +541,13 @@ class Pipeline:
     def admit(self, loc: str, source: str | None, line: int | None) -> bool:
         """Count a normalised, in-scope URL as accepted unless it is a duplicate (then say so)."""
         if self.deduper is not None and not self.deduper.add(loc):
-            self.duplicates += 1
-            self.log.add(
-                Diagnostic.make(
-                    "duplicate-url", "listed before; written once", source=source, line=line, url=loc
-                )
-            )
+            self._duplicate(loc, source, line)
             return False
         self.accepted += 1
         return True
+
+    def _duplicate(self, loc: str, source: str | None, line: int | None) -> None:
+        self.duplicates += 1
+        self.log.add(
+            Diagnostic.make("duplicate-url", "listed before; written once", source=source, line=line, url=loc)
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable
 
@@ -108,7 +109,11 @@ def render_url(entry: UrlEntry) -> str:
     text = "<url><loc>" + loc + "</loc>"
     lastmod = entry.lastmod
     if lastmod is not None:
-        text += "<lastmod>" + format_w3c(lastmod) + "</lastmod>"
+        kind = type(lastmod)
+        if kind is dt.date or (kind is dt.datetime and lastmod.utcoffset() is not None):
+            text += "<lastmod>" + lastmod.isoformat() + "</lastmod>"  # (as format_w3c writes them)
+        else:
+            text += "<lastmod>" + format_w3c(lastmod) + "</lastmod>"
     if entry.changefreq is not None:
         text += "<changefreq>" + entry.changefreq + "</changefreq>"
     if entry.priority is not None:

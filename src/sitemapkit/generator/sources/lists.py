@@ -290,7 +290,9 @@ def _list_record(
             fields.bad_line("fields but no URL at the start of the line; the line is skipped", number)
             return None
         rest = text[tab + 1 :].split("\t")
-        if len(rest) <= len(FIELDS) and "=" not in text[tab:]:  # positional only: as _fields_from reads them
+        if (
+            len(rest) <= len(FIELDS) and text.find("=", tab) < 0
+        ):  # positional only: as _fields_from reads them
             lastmod = rest[0].strip() or None
             changefreq = (rest[1].strip() or None) if len(rest) > 1 else None
             priority = (rest[2].strip() or None) if len(rest) > 2 else None

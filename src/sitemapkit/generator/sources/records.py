@@ -43,6 +43,8 @@ def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
         if changefreq is None and (value := raw_changefreq.strip()):
             if value.lower() in CHANGEFREQS:
                 changefreq = value.lower()
+                if len(_CHANGEFREQ) < 1024:  # (`Daily`, ` weekly`: an input spells them one way)
+                    _CHANGEFREQ[raw_changefreq] = changefreq
             else:
                 _bad(
                     report,
@@ -75,7 +77,8 @@ def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
     return UrlEntry(loc, lastmod, changefreq, priority, (), (), None, (), source, line)  # positional: cheaper
 
 
-# The changefreq words as they are usually spelled, and the priorities read lately: their values.
+# The changefreq words and priorities as inputs spell them (the words in lowercase, and any read lately),
+# and their values.
 _CHANGEFREQ = {word: word for word in CHANGEFREQS}
 _PRIORITY: dict[str, float] = {}
 
