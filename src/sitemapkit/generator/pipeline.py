@@ -205,7 +205,12 @@ class Pipeline:
             if kind is dt.date:
                 if lastmod > self.is_future.day_after:
                     return self._complete_slow(entry, loc, source, line)
-            elif kind is not dt.datetime or lastmod.utcoffset() is None or lastmod > self.is_future.after:
+            elif (
+                kind is not dt.datetime
+                or not isinstance(lastmod, dt.datetime)  # (never: for mypy)
+                or lastmod.utcoffset() is None
+                or lastmod > self.is_future.after
+            ):
                 return self._complete_slow(entry, loc, source, line)
         if loc == entry.loc:
             return entry
@@ -221,7 +226,12 @@ class Pipeline:
             if kind is dt.date:
                 if lastmod > self.is_future.day_after:
                     return self._complete_slow(entry, loc, source, line)
-            elif kind is not dt.datetime or lastmod.utcoffset() is None or lastmod > self.is_future.after:
+            elif (
+                kind is not dt.datetime
+                or not isinstance(lastmod, dt.datetime)  # (never: for mypy)
+                or lastmod.utcoffset() is None
+                or lastmod > self.is_future.after
+            ):
                 return self._complete_slow(entry, loc, source, line)
         if loc == entry.loc:
             return entry

@@ -110,7 +110,7 @@ def render_url(entry: UrlEntry) -> str:
     lastmod = entry.lastmod
     if lastmod is not None:
         kind = type(lastmod)
-        if kind is dt.date or (kind is dt.datetime and lastmod.utcoffset() is not None):
+        if kind is dt.date or (isinstance(lastmod, dt.datetime) and lastmod.utcoffset() is not None):
             text += "<lastmod>" + lastmod.isoformat() + "</lastmod>"  # (as format_w3c writes them)
         else:
             text += "<lastmod>" + format_w3c(lastmod) + "</lastmod>"
