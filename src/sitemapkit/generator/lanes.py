@@ -506,12 +506,13 @@ def add_columns(
     if longest > capacity:
         sizes = _row_sizes(pieces, width, 0, n)
         odd.update(i for i, size in enumerate(sizes) if size > capacity)  # file-too-large, reported
+    newest = max(lastmod_keys.values()) if lastmod_keys else ""
     start = 0
     for stop in [*sorted(odd), n]:
         while start < stop:
             # the good rows start..stop-1, up to the first duplicate among them
             end = start + deduper.claim_prefix(keys[start:stop])
-            _write_rows(writer, pieces, width, lastmods, lastmod_keys, start, end)
+            _write_rows(writer, pieces, width, lastmods, lastmod_keys, start, end, newest)
             if end < stop:
                 general(end)  # a duplicate: the general path reports it (or merges it)
                 end += 1
@@ -567,9 +568,10 @@ def _write_rows(
     lastmod_keys: dict[str | None, str] | None,
     start: int,
     end: int,
+    newest: str = "",
 ) -> None:
     """Write rows start..end-1 (canonical, so ASCII: a string's length is its size in bytes), filling the
-    current file and starting new ones as its limits require."""
+    current file and starting new ones as its limits require. `newest`: the largest of `lastmod_keys`."""
     parts = writer.parts
     while start < end:
         part = parts.current()
@@ -589,7 +591,7 @@ def _write_rows(
         part.body += len(text)
         part.urls += stop - start
         writer.pipeline.accepted += stop - start
-        if lastmod_keys is not None:
+        if lastmod_keys is not None and newest > part.newest_key:  # (else none of them is newer)
             window = lastmods[start:stop]
             best = max(map(lastmod_keys.__getitem__, set(window)))
             if best > part.newest_key:  # the first of the newest, as the general path keeps it
