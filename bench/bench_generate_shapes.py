@@ -4,11 +4,14 @@
 (relative, duplicate, future date, bad priority, capitals). For each, the CLI as a whole process writing its
 real gzip output beside a naive loop (csv or json module, the URL escaped, the other fields written as they
 stand, gzip level 6, no checks) in the same run: three alternating runs each, the median counts.
-Run: `python bench/bench_generate_shapes.py [--urls N] [--only SHAPE]`."""
+`--against SRC` also runs the CLI of another checkout (its `src` folder, such as a clean checkout of the
+commit before a change) in turn with the two, so before and after see the same machine.
+Run: `python bench/bench_generate_shapes.py [--urls N] [--only SHAPE] [--against SRC]`."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -115,10 +118,22 @@ def naive(shape: str, src: Path, out: Path) -> Result:
     return run_python("naive loop", _NAIVE.format(src=str(src), out=str(out), shape=shape))
 
 
-def cli(src: Path, out: Path) -> Result:
+def cli(src: Path, out: Path, against: str | None = None) -> Result:
+    """The CLI on `src`; `against`: the `src` folder of another checkout to run instead (on PYTHONPATH)."""
     shutil.rmtree(out, ignore_errors=True)
     args = ["generate", str(src), "--base-url", BASE, "--out", str(out), "--gzip"]
-    return run_cli("sitemapkit generate --gzip", args, WORK / "shape-stdout.txt", lambda _: _count(src))
+    name = "sitemapkit generate --gzip" + (" (against)" if against else "")
+    previous = os.environ.get("PYTHONPATH")
+    if against:
+        os.environ["PYTHONPATH"] = against
+    try:
+        return run_cli(name, args, WORK / "shape-stdout.txt", lambda _: _count(src))
+    finally:
+        if against:
+            if previous is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = previous
 
 
 def _count(src: Path) -> int:
@@ -148,24 +163,35 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--urls", type=int, default=1_000_000)
     ap.add_argument("--only", choices=sorted(SHAPES), action="append")
+    ap.add_argument("--against", metavar="SRC", help="the src folder of another checkout to run in turn")
     args = ap.parse_args()
+    against = str(Path(args.against).resolve()) if args.against else None
+    with open("/proc/loadavg") as f:  # a shared machine: the load says how far to trust the numbers
+        print("load average at the start:", " ".join(f.read().split()[:3]))
     summary: list[str] = []
     for shape in args.only or list(SHAPES):
         src = make_input(shape, args.urls)
         ours: list[Result] = []
         theirs: list[Result] = []
-        for _ in range(3):  # alternating, so both see the same machine
+        before: list[Result] = []
+        for _ in range(3):  # alternating, so all see the same machine
             theirs.append(naive(shape, src, WORK / f"shape-naive-{shape}"))
+            if against:
+                before.append(cli(src, WORK / f"shape-against-{shape}", against))
             ours.append(cli(src, WORK / f"shape-sk-{shape}"))
         base, mine = median(theirs), median(ours)
-        print_table(f"generate --gzip, {SHAPES[shape]}, {args.urls:,} URLs", [base, mine], base.name)
+        table = [base, median(before), mine] if against else [base, mine]
+        print_table(f"generate --gzip, {SHAPES[shape]}, {args.urls:,} URLs", table, base.name)
         ratio = mine.rate / base.rate if base.rate and mine.rate else 0.0
-        summary.append(
-            f"| {SHAPES[shape]} | {mine.seconds:.2f} s | {base.seconds:.2f} s | {ratio:.2f}x | "
-            f"{mine.peak_mb:.0f} MB |"
-        )
-    print("\n| input | sitemapkit (CLI) | naive loop | ratio | sitemapkit peak RSS |")
-    print("|---|---|---|---|---|")
+        line = f"| {SHAPES[shape]} | {mine.seconds:.2f} s | {base.seconds:.2f} s | {ratio:.2f}x | "
+        if against:
+            old = table[1]
+            old_ratio = old.rate / base.rate if base.rate and old.rate else 0.0
+            line += f"{old.seconds:.2f} s ({old_ratio:.2f}x) | "
+        summary.append(line + f"{mine.peak_mb:.0f} MB |")
+    extra = " against |" if against else ""
+    print(f"\n| input | sitemapkit (CLI) | naive loop | ratio |{extra} sitemapkit peak RSS |")
+    print("|---|---|---|---|" + ("---|" if against else "") + "---|")
     print("\n".join(summary))
 
 
