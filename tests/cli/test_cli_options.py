@@ -18,6 +18,7 @@ from sitemapkit.cli.options import (
     allow_host_option,
     fetch_missing_option,
     follow_cross_host_option,
+    format_option,
     json_summary_option,
     max_depth_option,
     max_duration_option,
@@ -115,6 +116,7 @@ OTHER_SHARED = (
     max_depth_option,
     json_summary_option,
     out_dir_option,
+    format_option,
     max_duration_option,
     follow_cross_host_option,
     fetch_missing_option,
@@ -183,6 +185,7 @@ def test_a_group_option_has_one_declaration_wherever_it_appears() -> None:
     assert sorted(seen["--strict"]) == ["build", "crawl", "generate"]
     assert sorted(seen["--rate"]) == ["audit", "crawl"]
     assert sorted(seen["--fetch-missing"]) == sorted(seen["--max-duration"]) == ["parse", "validate"]
+    assert sorted(seen["--format"]) == ["diff", "validate"]
 
 
 def test_one_default_per_option_across_commands() -> None:

@@ -7,6 +7,7 @@ import json
 import click
 
 from sitemapkit.cli._output import fail
+from sitemapkit.cli.options import format_option
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.escape import for_terminal
@@ -30,14 +31,7 @@ from sitemapkit.generator.state import DEFAULT_STATE_PATH, StateStore
     default=None,
     help="Show the changes after run RUN (0: everything) instead of those of the last run.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option
 def diff(state_path: str, since_run: int | None, fmt: str) -> None:
     """Show the URLs the last build added, changed (new lastmod or content) and removed.
 

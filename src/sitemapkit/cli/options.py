@@ -354,3 +354,14 @@ fetch_missing_option = click.option(
     "are read, each child looked for by its URL path in the index's folder, and a missing one reported).",
 )
 """`--max-duration`, `--follow-cross-host`, `--fetch-missing`: the reader's options of parse and validate."""
+
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+"""`--format text|json` of the commands that print a report (validate, diff); parse's `--format` is the
+format of the file it writes."""

@@ -15,6 +15,7 @@ from sitemapkit.cli.options import (
     connect_timeout,
     fetch_missing_option,
     follow_cross_host_option,
+    format_option,
     max_duration_option,
     network_options,
 )
@@ -35,14 +36,7 @@ from sitemapkit.validator.run import validate as run_validate
     default=None,
     help="Public URL of a local SOURCE (its scope is judged by it); without it scope checks are skipped.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
+@format_option
 @click.option("--no-recursive", is_flag=True, help="Validate an index alone, not its child sitemaps.")
 @fetch_missing_option
 @click.option(
