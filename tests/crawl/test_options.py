@@ -75,6 +75,7 @@ BAD_CRAWLS: list[tuple[str, dict[str, Any]]] = [
     ("gzip_level", {"publish": PublishOptions(), "gzip_level": 12}),
     ("gzipp", {"gzipp": True}),
     ("NetworkOptions", {"network": ScopeOptions()}),
+    ("allow_hosts", {"allow_hosts": ["not a host/x"]}),
 ]
 
 
@@ -102,6 +103,7 @@ BAD_AUDITS: list[tuple[str, Callable[[str], Any]]] = [
     ("max_depth", lambda url: sitemapkit.audit(url, crawl=True, max_depth=-1)),
     ("allow_hosts", lambda url: sitemapkit.audit(url, allow_hosts="example.com")),
     ("rate", lambda url: sitemapkit.audit(url, network=NetworkOptions(), rate=0)),
+    ("baseline", lambda url: sitemapkit.audit(url, baseline=[1])),  # type: ignore[arg-type]
 ]
 
 

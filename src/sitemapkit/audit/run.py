@@ -143,6 +143,10 @@ async def aaudit(
     except InvalidUrlError as exc:
         raise UsageError(f"--allow-host: {exc}") from None
     previous: dict[str, Any] | None
+    if baseline is not None and not isinstance(baseline, str | os.PathLike | dict):
+        raise UsageError(
+            f"baseline: a previous report's JSON (a dict) or its path, not {type(baseline).__name__}"
+        )
     if isinstance(baseline, str | os.PathLike):
         baseline_path: str | None = os.fspath(baseline)
         previous = load_baseline(os.fspath(baseline))

@@ -77,7 +77,10 @@ class CrawlSource:
     def rules_scope(self) -> Scope:
         """The crawl's scope: the start URL's scheme, host, port and folder, and the allowed hosts."""
         start = _start(self.start_url)
-        return Scope(folder_of(start), self.scope.allow_hosts)
+        try:
+            return Scope(folder_of(start), self.scope.allow_hosts)
+        except InvalidUrlError as exc:
+            raise UsageError(f"allow_hosts: {exc}") from None
 
     def key(self) -> str:
         """What a resumed crawl must share with the one it continues."""
