@@ -1,4 +1,5 @@
-"""`blocking_form`: the blocking form of an async API function, from the one declaration of its parameters.
+"""`blocking_form` and `in_worker_thread`: the blocking form of an async API function and the async form of a
+blocking one, each from the one declaration of its parameters.
 
 `run_stoppable`: `asyncio.run` for a command's event loop, where SIGTERM stops the run as Ctrl-C does.
 
@@ -47,6 +48,19 @@ def blocking_form(afunction: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P,
         afunction.__qualname__.rsplit(".", 1)[0] + "." + name if "." in afunction.__qualname__ else name
     )
     return blocking
+
+
+def in_worker_thread(function: Callable[P, T]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """The async form of the blocking `function` (`build` -> `abuild`): the same parameters, declared once;
+    it runs `function` in a worker thread (`asyncio.to_thread`), so the callbacks are called from that
+    thread, and cancelling the task does not stop it (it finishes or fails in its thread)."""
+
+    @functools.wraps(function)
+    async def in_thread(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await asyncio.to_thread(function, *args, **kwargs)
+
+    in_thread.__name__ = in_thread.__qualname__ = "a" + function.__name__
+    return in_thread
 
 
 def run_stoppable(coro: Coroutine[Any, Any, T]) -> T:

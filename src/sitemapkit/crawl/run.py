@@ -7,10 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import json
 import os
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar, Unpack, cast
@@ -20,7 +19,7 @@ from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, InvalidUrlError, PublishError, UsageError
 from sitemapkit.core.files import open_new_nofollow
 from sitemapkit.core.model import Alternate, Image, Lastmod, UrlEntry
-from sitemapkit.core.runner import blocking_form, run_stoppable
+from sitemapkit.core.runner import blocking_form, in_worker_thread, run_stoppable
 from sitemapkit.core.urls import Scope, folder_of, normalize_url
 from sitemapkit.crawl.engine import Crawler, CrawlOptions, CrawlProgress
 from sitemapkit.crawl.frontier import Frontier, Row
@@ -538,19 +537,6 @@ def build(
             config, on_crawl_progress=on_crawl_progress, explain_crawl=explain_crawl, **callbacks, **given
         )
     return config.run(**callbacks, **given)
-
-
-def in_worker_thread(function: Callable[P, T]) -> Callable[P, Coroutine[Any, Any, T]]:
-    """The async form of the blocking `function` (`build` -> `abuild`): the same parameters, declared once;
-    it runs `function` in a worker thread (`asyncio.to_thread`), so the callbacks are called from that
-    thread, and cancelling the task does not stop it (it finishes or fails in its thread)."""
-
-    @functools.wraps(function)
-    async def in_thread(*args: P.args, **kwargs: P.kwargs) -> T:
-        return await asyncio.to_thread(function, *args, **kwargs)
-
-    in_thread.__name__ = in_thread.__qualname__ = "a" + function.__name__
-    return in_thread
 
 
 abuild = in_worker_thread(build)
