@@ -92,3 +92,30 @@ def test_format_priority_keeps_the_sign_of_zero_whatever_came_before() -> None:
         "-0.0",
         "0.0",
     ]
+
+
+_values = st.sampled_from(["https://example.com/i.jpg", "", "en", None, 3, ["x"]])
+_items = st.dictionaries(
+    st.sampled_from(["loc", "hreflang", "href", "caption", "title", "x"]), _values, max_size=4
+)
+
+
+@settings(max_examples=500)
+@given(st.sampled_from(["https://example.com/a", ""]), st.sampled_from(["images", "alternates"]), _items)
+@example("https://example.com/a", "images", {"loc": "https://example.com/i.jpg"})
+@example("", "images", {"loc": "https://example.com/i.jpg"})
+@example("https://example.com/a", "alternates", {"hreflang": "en", "href": "https://example.com/a", "x": 3})
+def test_an_extension_item_reads_as_entry_from_dict_reads_it(
+    loc: str, key: str, item: dict[str, object]
+) -> None:
+    from sitemapkit.core.errors import InputError
+    from sitemapkit.reader.export import entry_from_dict
+
+    got: list[Diagnostic] = []
+    kept = lists.read_extension(loc, key, [item], lists.FieldReporter("in.jsonl", got.append), 4)
+    try:
+        want = getattr(entry_from_dict({"loc": loc, key: [item]}), key)
+    except InputError:
+        assert (kept, len(got)) == ((), 1)
+    else:
+        assert (kept, got) == (want, [])

@@ -35,7 +35,7 @@ from typing import IO, Any, cast, overload
 from sitemapkit.core.constants import CHANGEFREQS, MAX_LINE_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.errors import InputError
-from sitemapkit.core.model import UrlEntry
+from sitemapkit.core.model import Alternate, Image, UrlEntry
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.reader.export import entry_from_dict
 
@@ -743,8 +743,19 @@ def read_extension(
             fields.bad_line(f"{exc}; the {what} dropped", number)
             return None if key == "news" else ()
         return getattr(parsed, key)
-    kept = []
+    kept: list[Any] = []
     for i, item in enumerate(value):
+        if loc and type(item) is dict:  # the common items, as entry_from_dict reads them, without it
+            if key == "images" and len(item) == 1:
+                image = item.get("loc")
+                if type(image) is str and image:
+                    kept.append(Image(image))
+                    continue
+            elif key == "alternates":
+                hreflang, href = item.get("hreflang"), item.get("href")
+                if type(hreflang) is str and type(href) is str:
+                    kept.append(Alternate(hreflang, href))
+                    continue
         try:
             parsed = entry_from_dict({"loc": loc, key: [item]})
         except InputError as exc:
