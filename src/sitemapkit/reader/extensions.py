@@ -4,6 +4,7 @@ are reported only when they are in the sitemap's own namespace."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from sitemapkit.reader.context import Context
@@ -54,22 +55,22 @@ class Extensions:
     ) -> None:
         self._context = context
         handlers: tuple[Handler[Any], ...] = (image, video, news, xhtml)
-        # the handler of each namespace, and where its values go in `Found`
-        self._handlers: dict[str, tuple[Handler[Any], int]] = {}
+        self._handlers = {handler.namespace: handler for handler in handlers}
+        # by namespace: its handler's element, its read method, and where its values go in `Found`
+        self._readers: dict[str, tuple[str, Callable[..., Any], int]] = {}
         for slot, handler in enumerate(handlers):
-            self._handlers[handler.namespace] = (handler, slot)
+            self._readers[handler.namespace] = (handler.element, handler.read, slot)
             context.add_names(handler.namespace, handler.names)
 
     def handler_for(self, namespace: str) -> Handler[Any] | None:
         """The handler of `namespace`, or None when it is no extension's."""
-        found = self._handlers.get(namespace)
-        return found[0] if found is not None else None
+        return self._handlers.get(namespace)
 
     def read(self, children: list[etree._Element], page: str | None) -> Found:
         """Read the extension elements among `children` of the `<url>` whose `<loc>` is `page` (None when it
         has none usable), in document order; report the others."""
         context = self._context
-        handlers = self._handlers
+        readers = self._readers
         values: list[list[Any]] = [[], [], [], []]
         seen: list[int] = [0, 0, 0, 0]
         for child in children:
@@ -77,16 +78,16 @@ class Extensions:
             if not isinstance(tag, str):
                 continue
             ns, local = split_tag(tag)
-            found = handlers.get(ns)
-            if found is not None and local == found[0].element:
-                handler, slot = found
-                seen[slot] += 1
-                value = handler.read(child, page, seen[slot])
+            reader = readers.get(ns)
+            if reader is not None and local == reader[0]:
+                _, read, slot = reader
+                nth = seen[slot] = seen[slot] + 1
+                value = read(child, page, nth)
                 if value is not None:
                     values[slot].append(value)
             elif ns in context.core_ns:
                 context.unknown(local, ns, context.line(child), page, "<url>")
-            elif found is not None:
+            elif reader is not None:
                 context.unknown(local, ns, context.line(child), page, "<url> in that namespace")
         images, videos, news, alternates = values
         return cast("Found", (tuple(images), tuple(videos), news[0] if news else None, tuple(alternates)))

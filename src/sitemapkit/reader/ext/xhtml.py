@@ -26,13 +26,13 @@ class XhtmlHandler:
 
     def read(self, el: etree._Element, page: str | None, nth: int = 1) -> Alternate | None:
         """The alternate `el` names for the page `page`, or None (reported) when it names none."""
-        report = self._context.report
-        line = self._context.line(el)
+        context = self._context
+        line = context.line(el)
         rel = (el.get("rel") or "").strip()
         hreflang = el.get("hreflang")
         href = el.get("href")
         if rel.lower() != "alternate":
-            report(
+            context.report(
                 "invalid-value",
                 f'<xhtml:link> has rel={rel!r}; hreflang links need rel="alternate". It was ignored.',
                 line,
@@ -41,7 +41,7 @@ class XhtmlHandler:
             return None
         missing = [a for a, v in (("hreflang", hreflang), ("href", href)) if v is None or not v.strip()]
         if missing:
-            report(
+            context.report(
                 "missing-tag",
                 "<xhtml:link> lacks the " + " and ".join(missing) + " attribute; the alternate was ignored.",
                 line,
@@ -51,7 +51,7 @@ class XhtmlHandler:
         assert hreflang is not None and href is not None
         problem = hreflang_problem(hreflang)
         if problem is not None:
-            report(
+            context.report(
                 "hreflang-invalid",
                 f"hreflang {hreflang!r} is not valid: {problem}. It was read as written.",
                 line,
@@ -62,7 +62,7 @@ class XhtmlHandler:
         if check is not None or len(url) >= MAX_URL_LENGTH:
             usable = usable_url(url) and len(url) < MAX_URL_LENGTH
             ignored = "read as written" if usable else "the alternate was ignored"
-            report(
+            context.report(
                 "invalid-url",
                 f"<xhtml:link> href {url[:200]!r} is not a valid absolute URL ({check or 'too long'}); "
                 f"{ignored}.",
