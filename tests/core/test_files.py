@@ -365,9 +365,12 @@ def test_a_set_of_atomic_files_is_committed_in_order_under_names_chosen_late(tmp
     second = AtomicFile(tmp_path / "part-2.xml", tag="deadbeef")
     assert os.path.basename(first.temp).startswith(".part-1.xml.deadbeef.")
     first.file.write(b"one")
-    second.file.write(b"two")
     first.release()
-    second.release()
+    with open(second.temp, "r+b") as other:  # as a child process writes and syncs it through its own
+        other.write(b"two")
+        other.flush()
+        os.fsync(other.fileno())
+    second.release(synced=True)
     assert first.file.closed and not first.done
     order: list[str] = []
     real = os.replace

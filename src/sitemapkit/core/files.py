@@ -198,16 +198,18 @@ class AtomicFile:
         if self._fsync and sync_folder:
             _sync_folder(self._folder)
 
-    def release(self) -> None:
+    def release(self, *, synced: bool = False) -> None:
         """Flush and sync the file now and close it and its descriptor (its `flock` goes with it), keeping
         the temporary file for a later `commit()`: for a writer that keeps many finished files until one
-        commit of the set. Nothing can be written after it; again or once done, it does nothing."""
+        commit of the set. `synced`: another process wrote the file through its own descriptor and synced
+        it already (no second `fsync`). Nothing can be written after it; again or once done, it does
+        nothing."""
         if self._done or self._released:
             return
         try:
             if not self.file.closed:
                 self.file.flush()
-            if self._fsync:
+            if self._fsync and not synced:
                 os.fsync(self._fd)
         except BaseException:
             self.discard()

@@ -50,20 +50,23 @@ class Assembler:
     def assemble(self, out: AtomicFile, header: bytes, spool: Path, worker: GzipWorker | None) -> None:
         """One file (in the background thread)."""
         footer = xml_footer("urlset").encode()
+        # on disk before the rename (after a power cut a file is whole, old or new): gzip synced by
+        # assemble_gzip (here or in the child), plain XML by release()
         if self.level is not None:
             name = compressor()
             if worker is not None:
                 worker.run(out.temp, header, str(spool), footer, self.level, name)
             else:
                 assemble_gzip(out.temp, header, str(spool), footer, self.level, name)
-        else:
-            raw = out.file
-            raw.write(header)
-            with open(spool, "rb") as body:
-                shutil.copyfileobj(body, raw, _COPY_CHUNK)
-            raw.write(footer)
-            spool.unlink()
-        out.release()  # on disk before the rename: after a power cut a file is whole, old or new
+            out.release(synced=True)
+            return
+        raw = out.file
+        raw.write(header)
+        with open(spool, "rb") as body:
+            shutil.copyfileobj(body, raw, _COPY_CHUNK)
+        raw.write(footer)
+        spool.unlink()
+        out.release()
 
     def wait(self) -> None:
         """Wait until every file is assembled; re-raise the first failure."""
