@@ -225,7 +225,7 @@ def main() -> int:
     ap.add_argument("--sites", type=int, default=1000)
     ap.add_argument("--urls", type=int, default=5000, help="URLs per site")
     ap.add_argument("--small", action="store_true", help="100 sites x 1,000 URLs")
-    ap.add_argument("--concurrency", type=int, default=256, help="sites at once, per worker")
+    ap.add_argument("--concurrency", type=int, default=256, help="sites at once (local: all; ray: per actor)")
     ap.add_argument("--only", default=",".join(DEFAULT), help=f"comma-separated, of {', '.join(CONTENDERS)}")
     ap.add_argument("--compare", type=Path, help="another checkout, for the local-compare contender")
     ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
