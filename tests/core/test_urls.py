@@ -139,3 +139,9 @@ def test_dot_segments_cannot_escape_the_scope() -> None:
 def test_a_folder_url_has_no_query_or_fragment(base: str) -> None:
     with pytest.raises(InvalidUrlError):
         Scope(base)
+
+
+@pytest.mark.parametrize("raw", ["/\t/[", "/\n/[x"])
+def test_a_relative_url_urljoin_cannot_parse_is_refused_not_a_crash(raw: str) -> None:
+    with pytest.raises(InvalidUrlError, match="cannot be parsed"):
+        normalize_url(raw, "https://www.example.com/")

@@ -82,6 +82,7 @@ def _slow(text: str, base: str | None) -> object:
 @example("/a#", "https://www.example.com/")
 @example("/a//b", "https://www.example.com/")
 @example("/a;p/b", "https://www.example.com/")
+@example("/\n/[", "https://www.example.com/")
 @example("http://h/%2e%2E/x", None)
 @example("https://example.com/a?#f", None)
 @example("https://example.com/a?", None)

@@ -239,7 +239,10 @@ def _normalize_slow(s: str, original: str, base_url: str | None) -> str:
     if s.startswith("/") and not s.startswith("//"):
         if base_url is None:
             raise InvalidUrlError(original, "relative URL and no base URL to resolve it against")
-        s = urljoin(base_url, s)
+        try:
+            s = urljoin(base_url, s)
+        except ValueError as exc:  # `/\t/[`: urljoin drops the TAB, and `//[` is no valid host
+            raise InvalidUrlError(original, f"cannot be parsed ({exc})") from None
     if any(c in s for c in "\t\r\n"):
         raise InvalidUrlError(original, "URL contains a tab or line break")
     try:
