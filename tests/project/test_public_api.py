@@ -295,3 +295,21 @@ def test_the_docs_examples_use_only_public_paths() -> None:
 
     internal = {where: paths for where, code in BLOCKS if (paths := _internal_paths(code))}
     assert internal == {}
+
+
+def test_one_retries_default_in_every_wing() -> None:
+    """`retries` means the same everywhere and has one default (it was 3 in read and fetch, 2 elsewhere)."""
+
+    from sitemapkit.core.constants import DEFAULT_RETRIES
+    from sitemapkit.harvest.options import HarvestOptions
+    from sitemapkit.reader.fetch import FetchOptions
+    from sitemapkit.reader.walk import ReadOptions
+
+    defaults = {
+        "FetchOptions": FetchOptions().retries,
+        "ReadOptions": ReadOptions().retries,
+        "read": inspect.signature(sitemapkit.read).parameters["retries"].default,
+        "NetworkOptions": sitemapkit.NetworkOptions().retries,
+        "HarvestOptions": HarvestOptions().retries,
+    }
+    assert defaults == dict.fromkeys(defaults, DEFAULT_RETRIES)

@@ -491,7 +491,7 @@ def test_429_and_5xx_are_retried_honouring_retry_after(server: LocalServer) -> N
         host=server.base,
         key=KEY,
         endpoint=endpoint,
-        options=opts(sleeps, backoff_base=1.0),
+        options=opts(sleeps, backoff_base=1.0, retries=3),
     )
     # Retry-After, then backoff (1 s base, attempt 2); Retry-After 0 holds the endpoint for no time at all
     assert sleeps.delays == [7.0, 1.0]

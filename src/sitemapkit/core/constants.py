@@ -32,4 +32,7 @@ NS_XSI: Final = "http://www.w3.org/2001/XMLSchema-instance"
 
 CHANGEFREQS: Final = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
 
+DEFAULT_RETRIES: Final = 2
+"""Further attempts of a request answered 429 or 5xx, or that got no answer: the one default of every wing
+(`FetchOptions`, `read`, `validate`, `crawl`, `audit`, `harvest`) and of every command's `--retries`."""
 USER_AGENT: Final = "sitemapkit/0.1 (+https://github.com/sitemapkit/sitemapkit)"

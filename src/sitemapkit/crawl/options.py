@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict, TypeVar
 
-from sitemapkit.core.constants import MAX_BYTES, MAX_URLS, USER_AGENT
+from sitemapkit.core.constants import DEFAULT_RETRIES, MAX_BYTES, MAX_URLS, USER_AGENT
 from sitemapkit.core.errors import UsageError
 from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES
 
@@ -63,7 +63,7 @@ class NetworkOptions:
     """The User-Agent header; its first word is the name robots.txt rules are matched against."""
     timeout: float = 30.0
     """Seconds to wait for an answer, and between two pieces of it; connecting waits at most 10 of them."""
-    retries: int = 2
+    retries: int = DEFAULT_RETRIES
     """Further attempts of a request answered 429 or 5xx, or that got no answer (`Retry-After` honoured)."""
     allow_private: bool = False
     """Also fetch from loopback, private and link-local addresses; by default refused, except at the origin

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Final
 
-from sitemapkit.core.constants import USER_AGENT
+from sitemapkit.core.constants import DEFAULT_RETRIES, USER_AGENT
 from sitemapkit.reader.fetch import FetchOptions
 from sitemapkit.reader.polite import Politeness
 from sitemapkit.reader.walk import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, ReadOptions
@@ -34,7 +34,7 @@ class HarvestOptions:
     """Longest one site may take, all requests included; a site that takes longer keeps what it gave."""
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
-    retries: int = 2
+    retries: int = DEFAULT_RETRIES
     max_crawl_delay: float = 30.0
     """robots.txt `Crawl-delay` is honoured up to this many seconds."""
     user_agent: str = USER_AGENT

@@ -44,7 +44,7 @@ from urllib.parse import urljoin, urlsplit
 import httpcore
 import httpx
 
-from sitemapkit.core.constants import MAX_ROBOTS_BYTES, USER_AGENT
+from sitemapkit.core.constants import DEFAULT_RETRIES, MAX_ROBOTS_BYTES, USER_AGENT
 from sitemapkit.core.errors import InputError
 from sitemapkit.reader.polite import ROBOTS_MAX_REDIRECTS, UNREACHABLE, Politeness, RobotsRules, origin_of
 
@@ -307,7 +307,7 @@ class FetchOptions:
     """Longest one request may take in all: connecting, the headers (however slowly they trickle),
     redirects, retries and the body (the read timeout only bounds the gap between two pieces)."""
     max_redirects: int = 10
-    retries: int = 3
+    retries: int = DEFAULT_RETRIES
     """Further attempts after the first, on 429, 5xx and connection errors."""
     backoff_base: float = 0.5
     backoff_max: float = 30.0

@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, 
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final, Literal, ParamSpec, cast, overload
 
+from sitemapkit.core.constants import DEFAULT_RETRIES
 from sitemapkit.core.diagnostics import DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import UrlEntry
@@ -52,7 +53,7 @@ class ReadOptions:
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
     user_agent: str | None = None
-    retries: int = 3
+    retries: int = DEFAULT_RETRIES
     prefetch_buffer: int = 4 * 1024 * 1024
     """Bytes held, at most, for each sitemap fetched ahead of its turn."""
     max_duration: float | None = None
@@ -354,7 +355,7 @@ def read(
     connect_timeout: float = 10.0,
     read_timeout: float = 30.0,
     user_agent: str | None = None,
-    retries: int = 3,
+    retries: int = DEFAULT_RETRIES,
     max_duration: float | None = None,
     max_children: int = DEFAULT_MAX_CHILDREN,
     max_sitemaps: int = DEFAULT_MAX_SITEMAPS,
