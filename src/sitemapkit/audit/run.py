@@ -40,6 +40,7 @@ from sitemapkit.crawl.options import NetworkOptions, NetworkSettings, merged, no
 from sitemapkit.crawl.policy import DEFAULT_MAX_PAGES, CrawlRules
 from sitemapkit.crawl.probe import PageCheck, Prober
 from sitemapkit.reader.discover import discover, sitemaps_in_robots
+from sitemapkit.reader.download import Download
 
 UNREACHABLE = 599
 """The status the prober records for a robots.txt that could not be fetched at all."""
@@ -239,6 +240,7 @@ class _Run:
             named_keys = {url_key(u) for u in named}
             via = "robots"
             unreachable: str | None = None
+            probe: Download | None = None
             if rules.unavailable and rules.status != UNREACHABLE:  # 5xx or 429, after its retries
                 unreachable = (
                     f"robots.txt answered HTTP {rules.status} (after retries): as RFC 9309 asks, nothing "
@@ -254,7 +256,8 @@ class _Run:
             elif unreachable is not None:
                 sitemaps = []
             else:
-                found = await discover(root, fetcher)
+                found = await discover(root, fetcher, keep=8)  # a well-known sitemap: read on from it
+                probe = found.probe
                 sitemaps, via = found.sitemaps, found.via or "well-known"
                 unreachable = found.error
                 if found.via == "robots":  # robots.txt answered this time
@@ -303,6 +306,7 @@ class _Run:
                 on_diagnostic=self._finding,
                 on_entry=self._entry,
                 user_named=sitemap is not None,  # robots.txt's Sitemap: lines are URLs the site chose
+                probe=probe,
             )
             report.files = [f.to_dict() | {"urls": f.urls} for f in validation.files]
             submitted = set(named_keys)

@@ -208,25 +208,34 @@ class Crawler:
         self._enqueue([start], 0, None, 0)
         if not self.options.sitemaps:
             return
-        # the one discovery (robots.txt's Sitemap: lines, else the first well-known path that is one)
-        found = await discover(start, self.fetcher, on_diagnostic=self.report, well_known=SEED_PATHS)
+        # the one discovery (robots.txt's Sitemap: lines, else the first well-known path that is one); a
+        # well-known sitemap found stays downloading in `found.probe`, read on from there, not fetched again
+        found = await discover(start, self.fetcher, on_diagnostic=self.report, well_known=SEED_PATHS, keep=8)
         urls = found.sitemaps
+        probe = found.probe
         from sitemapkit.reader.walk import AsyncReader, ReadOptions
 
         # URLs the site chose: read with the site's policy (not trusted as the start URL is), through the
         # crawl's politeness layer, so their robots.txt, Crawl-delay and Retry-After hold as for pages
         net = self.options.network
         read = ReadOptions(user_named=False, user_agent=net.user_agent, retries=net.retries)
-        for sitemap in urls:
-            batch: list[str] = []
-            reader = AsyncReader(sitemap, read, on_diagnostic=self.report, fetch_options=self.fetcher.options)
-            async with reader:
-                async for entry in reader:
-                    batch.append(self.rules.clean(url_key(entry.loc)))  # `/a#x` is `/a`
-                    if len(batch) >= 500:
-                        self._enqueue(batch, 0, sitemap, 0)
-                        batch = []
-            self._enqueue(batch, 0, sitemap, 0)
+        try:
+            for sitemap in urls:
+                batch: list[str] = []
+                given, probe = (probe, None) if probe is not None and probe.url == sitemap else (None, probe)
+                reader = AsyncReader(
+                    sitemap, read, on_diagnostic=self.report, fetch_options=self.fetcher.options, probe=given
+                )
+                async with reader:
+                    async for entry in reader:
+                        batch.append(self.rules.clean(url_key(entry.loc)))  # `/a#x` is `/a`
+                        if len(batch) >= 500:
+                            self._enqueue(batch, 0, sitemap, 0)
+                            batch = []
+                self._enqueue(batch, 0, sitemap, 0)
+        finally:
+            if probe is not None:  # found but not read (not expected: it is the one sitemap found)
+                await probe.cancel()
 
     # -- the queue --------------------------------------------------------------------------------------
 

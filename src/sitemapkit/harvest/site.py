@@ -21,6 +21,7 @@ from sitemapkit.reader.walk import AsyncReader, SitemapNode
 if TYPE_CHECKING:
     from sitemapkit.harvest.options import HarvestOptions
     from sitemapkit.harvest.store import PartWriter
+    from sitemapkit.reader.download import Download
 
 STAT_KEYS = ("urls", *COUNTED)
 
@@ -195,7 +196,7 @@ class SiteJob:
             for path in WELL_KNOWN_PATHS:
                 if not rules.allowed(self.site.rstrip("/") + path):
                     continue
-                found = await discover(self.site, fetcher, well_known=(path,))
+                found = await discover(self.site, fetcher, well_known=(path,), keep=8)
                 if found.sitemaps:
                     break
         self.row["via"] = found.via
@@ -206,28 +207,34 @@ class SiteJob:
             return
         cap = self.options.max_sitemaps_per_site
         tried = 0
-        for root in found.sitemaps:
-            if self._stopped():
-                break
-            if url_key(root) in self._seen:
-                continue
-            tried += 1  # each sitemap asked for counts against the cap, whatever it answers
-            if cap is not None and tried > cap:
-                self._cap(f"more than {cap:,} sitemaps with URLs")
-                break
-            await self._walk(root)
+        probe = found.probe  # a well-known sitemap found, still downloading: read on from there
+        try:
+            for root in found.sitemaps:
+                if self._stopped():
+                    break
+                if url_key(root) in self._seen:
+                    continue
+                tried += 1  # each sitemap asked for counts against the cap, whatever it answers
+                if cap is not None and tried > cap:
+                    self._cap(f"more than {cap:,} sitemaps with URLs")
+                    break
+                given, probe = (probe, None) if probe is not None and probe.url == root else (None, probe)
+                await self._walk(root, given)
+        finally:
+            if probe is not None:
+                await probe.cancel()
 
     def _stopped(self) -> bool:
         cap = self.options.max_urls_per_site
         return self._truncated or (cap is not None and self.stats["urls"] >= cap)
 
-    async def _walk(self, root: str) -> None:
+    async def _walk(self, root: str, probe: Download | None = None) -> None:
         options = self.options
         read = options.read_options()
         if self._parent is not None:  # named by robots.txt: a URL the site chose
             read = replace(read, user_named=False)
         reader = self._reader = AsyncReader(
-            root, read, on_diagnostic=self._diagnostic, fetch_options=self.fetch_options
+            root, read, on_diagnostic=self._diagnostic, fetch_options=self.fetch_options, probe=probe
         )
         stats = self.stats
         max_urls = options.max_urls_per_site

@@ -37,6 +37,7 @@ from sitemapkit.validator.report import DEFAULT_MAX_UNCOMPRESSED, KEEP, Validati
 
 if TYPE_CHECKING:
     from sitemapkit.core.model import UrlEntry
+    from sitemapkit.reader.download import Download
     from sitemapkit.reader.fetch import FetchOptions
 
 __all__ = ["avalidate", "validate"]
@@ -71,6 +72,7 @@ async def avalidate(
     fetch_options: FetchOptions | None = None,
     on_entry: Callable[[UrlEntry], None] | None = None,
     user_named: bool = True,
+    probe: Download | None = None,
 ) -> ValidationReport:
     """Validate sitemaps as search engines would read them; return a `ValidationReport`. `validate` is the
     blocking form (the same parameters); inside a running event loop await `avalidate`.
@@ -88,7 +90,9 @@ async def avalidate(
     `on_entry` is given every URL entry with a usable `<loc>` as it is read (with its `sitemap` and
     `line`), so that a caller such as the audit reads the tree once. `user_named=False` says the sources
     are URLs a site chose (robots.txt `Sitemap:` lines): their origins are then not trusted by the fetch
-    policy, nor exempt from robots.txt.
+    policy, nor exempt from robots.txt. `probe` is a download of one of the sources that a discovery began
+    in this event loop (`reader.discover.discover(keep=...)`'s `Discovery.probe`): it is read on from there,
+    not fetched again.
 
     Raises `UsageError` for bad arguments and `InputError` for a local file that does not exist; every
     problem found in the sitemaps themselves is a diagnostic.
@@ -160,7 +164,7 @@ async def avalidate(
             spool,
             on_entry,
         )
-        await run.run(sources)
+        await run.run(sources, probe)
         run.excerpts()
     return report
 

@@ -22,6 +22,7 @@ from typing import IO, BinaryIO, Final, cast
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.model import IndexEntry, UrlEntry
 from sitemapkit.reader.discover import Discovery, Source, classify
+from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import (
     ContentDecodingError,
     DownloadTooLargeError,
@@ -188,23 +189,31 @@ class Validator(WalkEvents):
 
     # -- sources -------------------------------------------------------------------------------------
 
-    async def run(self, sources: list[str]) -> None:
+    async def run(self, sources: list[str], probe: Download | None = None) -> None:
+        """Walk each source; `probe` (a download of one of them a discovery began) is read on from."""
         read_options = self.options.read_options()
-        async with Fetcher(self.options.fetch) as fetcher:
-            for source in sources:
-                src, name = self._root(source)
-                walk = TreeWalk(
-                    src,
-                    read_options,
-                    self.options.fetch,
-                    self,
-                    root_name=name,
-                    public_url=self.options.url,
-                    allow_hosts=self._allowed_hosts,
-                    record_past_depth=False,
-                )
-                async for _ in walk.batches(fetcher):
-                    pass  # the entries were checked as the walk parsed them (`FileVisit.entries`)
+        try:
+            async with Fetcher(self.options.fetch) as fetcher:
+                for source in sources:
+                    src, name = self._root(source)
+                    mine = probe is not None and src.kind == "sitemap" and probe.url == src.location
+                    given, probe = (probe, None) if mine else (None, probe)
+                    walk = TreeWalk(
+                        src,
+                        read_options,
+                        self.options.fetch,
+                        self,
+                        root_name=name,
+                        public_url=self.options.url,
+                        allow_hosts=self._allowed_hosts,
+                        record_past_depth=False,
+                        probe=given,
+                    )
+                    async for _ in walk.batches(fetcher):
+                        pass  # the entries were checked as the walk parsed them (`FileVisit.entries`)
+        finally:
+            if probe is not None:  # of no source: its download stops
+                await probe.cancel()
         self._hreflang_pairs()
 
     def _root(self, source: str) -> tuple[Source, str | None]:
