@@ -242,12 +242,12 @@ def test_sigterm_during_the_renames_is_held_like_ctrl_c() -> None:
     import os
     import signal
 
-    from sitemapkit.generator.writer import _interrupts_held
+    from sitemapkit.generator.publish import interrupts_held
 
     seen: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
     try:
-        with _interrupts_held() as came:
+        with interrupts_held() as came:
             os.kill(os.getpid(), signal.SIGTERM)
             os.kill(os.getpid(), signal.SIGINT)
         assert came == [signal.SIGTERM, signal.SIGINT] and seen == []  # held, not handled

@@ -62,8 +62,6 @@ from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
-_interrupts_held = interrupts_held  # (its older name, which tests use)
-
 if TYPE_CHECKING:
     from sitemapkit.generator.hreflang import HreflangGroups, Spilled
     from sitemapkit.generator.robots import RobotsResult
