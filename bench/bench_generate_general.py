@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import WORK, Result, print_table, run_cli, run_python
+from bench_generate_shapes import count_items, median, naive
+from common import WORK, Result, print_table, run_cli
 
 BASE = "https://www.example.com/"
 _FREQS = ("Daily", "weekly", "MONTHLY")
@@ -74,43 +75,6 @@ def make_input(shape: str, n: int) -> Path:
     return path
 
 
-_NAIVE = """
-import csv, gzip, json, os
-from xml.sax.saxutils import escape
-os.makedirs({out!r}, exist_ok=True)
-result = 0
-with open({src!r}, encoding="utf-8", newline="") as f, gzip.open(
-    os.path.join({out!r}, "sitemap.xml.gz"), "wt", encoding="utf-8", compresslevel=6
-) as w:
-    w.write('<?xml version="1.0" encoding="UTF-8"?>\\n<urlset xmlns="http://www.sitemaps.org/schemas/'
-            'sitemap/0.9" xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">\\n')
-    if {shape!r} == "jsonl":
-        rows = ((o["loc"], o.get("lastmod"), o.get("images", [])) for o in map(json.loads, f))
-        for loc, lastmod, images in rows:
-            parts = ["<url><loc>", escape(loc), "</loc>"]
-            if lastmod:
-                parts += ["<lastmod>", escape(lastmod), "</lastmod>"]
-            for image in images:
-                parts += ["<image:image><image:loc>", escape(image["loc"]), "</image:loc></image:image>"]
-            parts.append("</url>\\n")
-            w.write("".join(parts))
-            result += 1
-    else:
-        for loc, lastmod, changefreq, priority in csv.reader(f, delimiter="\\t"):
-            w.write(
-                "<url><loc>" + escape(loc) + "</loc><lastmod>" + lastmod + "</lastmod><changefreq>"
-                + changefreq + "</changefreq><priority>" + priority + "</priority></url>\\n"
-            )
-            result += 1
-    w.write("</urlset>\\n")
-"""
-
-
-def naive(shape: str, src: Path, out: Path) -> Result:
-    shutil.rmtree(out, ignore_errors=True)
-    return run_python("naive loop", _NAIVE.format(src=str(src), out=str(out), shape=shape))
-
-
 def cli(name: str, src: Path, out: Path, pythonpath: str | None = None) -> Result:
     shutil.rmtree(out, ignore_errors=True)
     args = ["generate", str(src), "--base-url", BASE, "--out", str(out), "--gzip"]
@@ -118,7 +82,7 @@ def cli(name: str, src: Path, out: Path, pythonpath: str | None = None) -> Resul
     if pythonpath is not None:
         os.environ["PYTHONPATH"] = pythonpath
     try:
-        return run_cli(name, args, WORK / f"general-stdout-{out.name}.txt", lambda _: _count(src))
+        return run_cli(name, args, WORK / f"general-stdout-{out.name}.txt", lambda _: count_items(src))
     finally:
         if pythonpath is not None:
             if saved is None:
@@ -127,26 +91,12 @@ def cli(name: str, src: Path, out: Path, pythonpath: str | None = None) -> Resul
                 os.environ["PYTHONPATH"] = saved
 
 
-def _count(src: Path) -> int:
-    with open(src, "rb") as f:
-        return sum(1 for _ in f)
-
-
 def same_output(a: Path, b: Path) -> bool:
     """Whether two output folders hold the same sitemaps, gunzipped, byte for byte."""
     names = sorted(p.name for p in a.glob("*.xml.gz"))
     if names != sorted(p.name for p in b.glob("*.xml.gz")):
         return False
     return all(gzip.decompress((a / n).read_bytes()) == gzip.decompress((b / n).read_bytes()) for n in names)
-
-
-def median(results: list[Result]) -> Result:
-    ordered = sorted(results, key=lambda r: r.seconds)
-    middle = ordered[len(ordered) // 2]
-    middle.note = f"median of {len(results)}: " + ", ".join(f"{r.seconds:.2f}" for r in results) + " s"
-    middle.note += "; cpu " + ", ".join(f"{r.cpu:.2f}" for r in results) + " s"
-    middle.peak_mb = max(r.peak_mb for r in results)
-    return middle
 
 
 SHAPES = {"list": "4-field list, every line odd", "jsonl": "JSONL with an image per line"}

@@ -127,7 +127,7 @@ def cli(src: Path, out: Path, against: str | None = None) -> Result:
     if against:
         os.environ["PYTHONPATH"] = against
     try:
-        return run_cli(name, args, WORK / "shape-stdout.txt", lambda _: _count(src))
+        return run_cli(name, args, WORK / "shape-stdout.txt", lambda _: count_items(src))
     finally:
         if against:
             if previous is None:
@@ -136,7 +136,7 @@ def cli(src: Path, out: Path, against: str | None = None) -> Result:
                 os.environ["PYTHONPATH"] = previous
 
 
-def _count(src: Path) -> int:
+def count_items(src: Path) -> int:
     with open(src, "rb") as f:
         lines = sum(1 for _ in f)
     return lines - 1 if src.suffix == ".csv" else lines
@@ -146,6 +146,7 @@ def median(results: list[Result]) -> Result:
     ordered = sorted(results, key=lambda r: r.seconds)
     middle = ordered[len(ordered) // 2]
     middle.note = f"median of {len(results)}: " + ", ".join(f"{r.seconds:.2f}" for r in results) + " s"
+    middle.note += "; cpu " + ", ".join(f"{r.cpu:.2f}" for r in results) + " s"
     middle.peak_mb = max(r.peak_mb for r in results)
     return middle
 

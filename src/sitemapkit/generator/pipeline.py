@@ -197,24 +197,7 @@ class Pipeline:
             self._duplicate(loc, source, line)
             return None
         self.accepted += 1
-        if entry.images or entry.videos or entry.alternates or entry.news is not None:
-            return self._complete_slow(entry, loc, source, line)
-        lastmod = entry.lastmod
-        if lastmod is not None:  # (as `_complete`, inline: the common case)
-            kind = type(lastmod)
-            if kind is dt.date:
-                if lastmod > self.is_future.day_after:
-                    return self._complete_slow(entry, loc, source, line)
-            elif (
-                kind is not dt.datetime
-                or not isinstance(lastmod, dt.datetime)  # (never: for mypy)
-                or lastmod.utcoffset() is None
-                or lastmod > self.is_future.after
-            ):
-                return self._complete_slow(entry, loc, source, line)
-        if loc == entry.loc:
-            return entry
-        return UrlEntry(loc, lastmod, entry.changefreq, entry.priority, (), (), None, (), source, line)
+        return self._complete(entry, loc, source, line)
 
     def _complete(self, entry: UrlEntry, loc: str, source: str | None, line: int | None) -> UrlEntry:
         """The admitted entry with its extension data checked, `loc` normalised, lastmod made aware."""

@@ -5,7 +5,7 @@ extension namespace's tag names (for "did you mean" hints), and the dates read s
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final
 
 from lxml import etree
@@ -15,7 +15,7 @@ from sitemapkit.core.diagnostics import Diagnostic, Severity
 from sitemapkit.core.model import Lastmod
 from sitemapkit.core.urls import check_uri
 from sitemapkit.reader.feeds import source_line
-from sitemapkit.reader.values import SCHEMA_DATE, date_value, element_text, usable_url
+from sitemapkit.reader.values import SCHEMA_DATE, date_value, element_text, split_tag, usable_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -86,6 +86,22 @@ class Context:
     def known(self, namespace: str) -> bool:
         """Whether tags of `namespace` are the sitemap's own or an extension's (and so worth a report)."""
         return namespace in self.core_ns or namespace in self._names
+
+    def children(
+        self, el: etree._Element, namespace: str, url: str | None, where: str
+    ) -> Iterator[tuple[str, etree._Element, int | None]]:
+        """(local name, element, line) of each child of `el` in `namespace`, in document order; a child of
+        another namespace worth a report (`known`) is reported as not allowed `where`, others skipped."""
+        for child in el:
+            tag = child.tag
+            if not isinstance(tag, str):
+                continue
+            ns, local = split_tag(tag)
+            line = self.line(child)
+            if ns == namespace:
+                yield local, child, line
+            elif self.known(ns):
+                self.unknown(local, ns, line, url, where)
 
     def unknown(self, local: str, ns: str, line: int | None, url: str | None, where: str) -> None:
         """Report a tag not allowed where it is, with the closest tag of its namespace as a hint."""

@@ -36,16 +36,7 @@ class NewsHandler:
         values: dict[str, str] = {}
         date: Lastmod | None = None
         date_seen = False
-        for child in el:
-            tag = child.tag
-            if not isinstance(tag, str):
-                continue
-            ns, local = split_tag(tag)
-            line = context.line(child)
-            if ns != NS_NEWS:
-                if context.known(ns):
-                    context.unknown(local, ns, line, page, "<news:news>")
-                continue
+        for local, child, line in context.children(el, NS_NEWS, page, "<news:news>"):
             if local == "publication":
                 if "publication" in values:
                     context.too_many("news:publication", line, page)
@@ -68,7 +59,7 @@ class NewsHandler:
             elif local in ("genres", "access"):
                 context.deprecated(f"news:{local}", line, page, kept=False)
             else:
-                context.unknown(local, ns, line, page, "<news:news>")
+                context.unknown(local, NS_NEWS, line, page, "<news:news>")
         missing = [f"<news:{t}>" for t in ("name", "language", "title") if not values.get(t)]
         if not date_seen:
             missing.insert(2, "<news:publication_date>")

@@ -11,7 +11,7 @@ from sitemapkit.core.constants import MAX_VIDEO_DESCRIPTION, MAX_VIDEO_DURATION,
 from sitemapkit.core.languages import REGION_CODES
 from sitemapkit.core.model import Video
 from sitemapkit.reader.context import Context
-from sitemapkit.reader.values import DECIMAL, element_text, split_tag
+from sitemapkit.reader.values import DECIMAL, element_text
 
 _INTEGER: Final = re.compile(r"[+-]?\d+")
 _URLS: Final = frozenset({"thumbnail_loc", "content_loc", "player_loc", "gallery_loc"})
@@ -60,21 +60,12 @@ class VideoHandler:
         fields: dict[str, Any] = {}
         seen: set[str] = set()
         tags: list[str] = []
-        for child in el:
-            tag = child.tag
-            if not isinstance(tag, str):
-                continue
-            ns, local = split_tag(tag)
-            line = context.line(child)
-            if ns != NS_VIDEO:
-                if context.known(ns):
-                    context.unknown(local, ns, line, page, "<video:video>")
-                continue
+        for local, child, line in context.children(el, NS_VIDEO, page, "<video:video>"):
             if local == "tag":
                 tags.append(element_text(child).strip())
                 continue
             if local not in FIELDS:
-                context.unknown(local, ns, line, page, "<video:video>")
+                context.unknown(local, NS_VIDEO, line, page, "<video:video>")
                 continue
             if local in seen:
                 context.too_many(f"video:{local}", line, page)
