@@ -66,7 +66,7 @@ def test_invalid(url: str, problem: str) -> None:
     assert found is not None and problem in found, found
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.from_regex(PLAIN_URL, fullmatch=True))
 def test_the_parsers_one_regex_check_is_a_subset(url: str) -> None:
     """The parser takes a <loc> matching `PLAIN_URL` without calling `check_uri`: it must agree."""

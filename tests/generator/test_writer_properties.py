@@ -128,7 +128,7 @@ def uniform_rows(draw: st.DrawFn) -> list[Row]:
     return draw(st.lists(st.tuples(bulk_locs, shape, st.none(), st.none()), min_size=1, max_size=40))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=uniform_rows(),
     max_urls=st.integers(1, 7),
