@@ -20,6 +20,7 @@ from sitemapkit.core.errors import (
     StrictModeError,
     UsageError,
 )
+from sitemapkit.core.lazy import lazy_exports as _lazy_exports
 from sitemapkit.core.model import Alternate, Image, IndexEntry, News, UrlEntry, Video
 from sitemapkit.core.urls import Scope, normalize_url
 
@@ -94,15 +95,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sitemapkit' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_exports(__name__, _LAZY, cache=globals())
 
 
 # `crawl`, `audit` and `harvest` name both a function exported here and a subpackage. Importing a subpackage

@@ -7,7 +7,9 @@ an `AuditReport`. The top-level package keeps the function under that name altho
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sitemapkit.core.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from sitemapkit.audit.report import AuditReport
@@ -21,13 +23,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sitemapkit.audit' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = _lazy_exports(__name__, _LAZY)
 
 
 __all__ = ["AuditProgress", "AuditReport", "aaudit", "audit"]

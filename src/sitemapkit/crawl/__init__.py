@@ -9,7 +9,9 @@ may include crawls). The names load on first use, so the option groups import wi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sitemapkit.core.lazy import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from sitemapkit.crawl.options import NetworkOptions, PublishOptions, ScopeOptions
@@ -27,13 +29,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sitemapkit.crawl' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = _lazy_exports(__name__, _LAZY)
 
 
 __all__ = [
