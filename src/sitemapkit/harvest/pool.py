@@ -17,11 +17,11 @@ import dataclasses
 import json
 import os
 import signal
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from sitemapkit.core.child import python_command
 from sitemapkit.core.errors import InputError, SitemapkitError, UsageError
 from sitemapkit.harvest.options import HarvestOptions
 from sitemapkit.harvest.store import new_worker_id
@@ -44,17 +44,6 @@ class Stoppable(Protocol):
     def stop(self) -> None: ...
 
     async def run(self, tick: Callable[[], Awaitable[None]] | None = None) -> dict[str, int]: ...
-
-
-def cpus() -> int:
-    """The cores this process may use (its affinity where the system says), at least 1."""
-    count = getattr(os, "process_cpu_count", None)
-    if count is not None:
-        return max(1, int(count() or 1))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def sum_counters(parts: list[dict[str, int]]) -> dict[str, int]:
@@ -132,7 +121,7 @@ class ProcessPool:
 
     async def _start(self, number: int, sites: list[str]) -> _Child:
         process = await asyncio.create_subprocess_exec(
-            *child_command(),
+            *python_command("sitemapkit.harvest.child"),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             limit=_LINE_LIMIT,
@@ -211,18 +200,6 @@ async def _read(child: _Child) -> _Child:
     await child.process.wait()
     child.done = child.done and child.process.returncode == 0
     return child
-
-
-def child_command() -> list[str]:
-    """The command of a worker process: this Python, importing this sitemapkit (not whatever the current
-    folder holds)."""
-    where = str(Path(__file__).resolve().parents[2])  # the folder holding this sitemapkit package
-    code = (
-        f"import sys; sys.path[0] = {where!r}\n"
-        "from sitemapkit.harvest.child import main\n"
-        "raise SystemExit(main())\n"
-    )
-    return [sys.executable, "-c", code]
 
 
 def _signal_name(number: int) -> str:

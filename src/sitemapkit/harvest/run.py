@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from sitemapkit.core.child import cpus
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.runner import blocking_form
 from sitemapkit.harvest.options import HarvestOptions
-from sitemapkit.harvest.pool import ProcessPool, cpus
+from sitemapkit.harvest.pool import ProcessPool
 from sitemapkit.harvest.rows import require_pyarrow
 from sitemapkit.harvest.sites import normalize_sites, read_sites, shard
 from sitemapkit.harvest.store import new_worker_id, prepare
