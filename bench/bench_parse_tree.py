@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import WORK, Result, print_table, run_cli, run_python, serve_folder, write_index_templates
+from common import WORK, Result, busy, print_table, run_cli, run_python, serve_folder, write_index_templates
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -167,6 +167,9 @@ def main() -> None:
     ap.add_argument("--children", type=int, default=20)
     ap.add_argument("--urls", type=int, default=50_000)
     ap.add_argument("--skip-peers", action="store_true", help="Only sitemapkit and the floor.")
+    ap.add_argument(
+        "--busy", type=int, default=0, metavar="N", help="N CPU-bound processes beside every run."
+    )
     args = ap.parse_args()
     byte_compile()
 
@@ -179,35 +182,38 @@ def main() -> None:
     proc, base = serve(folder)
     index, quarter = f"{base}/sitemap_index.xml", f"{base}/sitemap_quarter.xml"
     total = args.children * args.urls
-    try:
-        results: list[Result] = [
-            run_python("floor (httpx+gzip+lxml, loc only)", FLOOR.format(index=index)),
-            run_python("sitemapkit.read", SITEMAPKIT.format(index=index)),
-            run_python(
-                "sitemapkit parser only, sequential",
-                PARSER_ONLY.format(index=index),
-                note="bodies via httpx, no walk: what the parser costs",
-            ),
-            run_python(
-                "sitemapkit.read (quarter tree)",
-                SITEMAPKIT.format(index=quarter),
-                note="peak RSS should match the full tree's",
-            ),
-        ]
-        peers = [
-            ("usp", "ultimate-sitemap-parser", USP.format(base=base)),
-            ("advertools", "advertools.sitemap_to_df", ADVERTOOLS.format(index=index)),
-            ("scrapy", "scrapy Sitemap (bodies via httpx)", SCRAPY.format(index=index)),
-        ]
-        for module, name, code in [] if args.skip_peers else peers:
-            if importlib.util.find_spec(module) is None:
-                results.append(Result(name, 0, 0.0, 0.0, "not installed (pip install -e '.[bench]')"))
-                continue
-            results.append(run_python(name, code))
-        exports = to_files(base, index, skip_peers=args.skip_peers)
-    finally:
-        proc.terminate()
-        proc.wait()
+    if args.busy:
+        print(f"with {args.busy} CPU-bound process(es) beside every run")
+    with busy(args.busy):
+        try:
+            results: list[Result] = [
+                run_python("floor (httpx+gzip+lxml, loc only)", FLOOR.format(index=index)),
+                run_python("sitemapkit.read", SITEMAPKIT.format(index=index)),
+                run_python(
+                    "sitemapkit parser only, sequential",
+                    PARSER_ONLY.format(index=index),
+                    note="bodies via httpx, no walk: what the parser costs",
+                ),
+                run_python(
+                    "sitemapkit.read (quarter tree)",
+                    SITEMAPKIT.format(index=quarter),
+                    note="peak RSS should match the full tree's",
+                ),
+            ]
+            peers = [
+                ("usp", "ultimate-sitemap-parser", USP.format(base=base)),
+                ("advertools", "advertools.sitemap_to_df", ADVERTOOLS.format(index=index)),
+                ("scrapy", "scrapy Sitemap (bodies via httpx)", SCRAPY.format(index=index)),
+            ]
+            for module, name, code in [] if args.skip_peers else peers:
+                if importlib.util.find_spec(module) is None:
+                    results.append(Result(name, 0, 0.0, 0.0, "not installed (pip install -e '.[bench]')"))
+                    continue
+                results.append(run_python(name, code))
+            exports = to_files(base, index, skip_peers=args.skip_peers)
+        finally:
+            proc.terminate()
+            proc.wait()
     for r in results:
         if r.count and r.count != total and "quarter" not in r.name:
             r.note = (r.note + f" (expected {total:,})").strip()
@@ -268,6 +274,20 @@ def to_files(base: str, index: str, *, skip_peers: bool) -> list[Result]:
                 note="> file, the whole process",
             )
         )
+    # one core: the walk parses every sitemap itself (what parse did before its leaf workers)
+    results.append(
+        run_cli(
+            "sitemapkit parse --format jsonl --workers 1",
+            ["parse", index, "--format", "jsonl", "--workers", "1"],
+            out / "urls-one-core.jsonl",
+            _lines,
+            note="one process parses (no leaf workers)",
+        )
+    )
+    if (out / "urls.jsonl").read_bytes() != (out / "urls-one-core.jsonl").read_bytes():
+        results[-1].note += "; NOT THE SAME BYTES as with workers"
+    else:
+        results[-1].note += "; same bytes as with workers"
     return results
 
 

@@ -6,6 +6,7 @@ Peak RSS is VmHWM from /proc/self/status: unlike getrusage's ru_maxrss it is not
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import socket
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,3 +196,18 @@ def write_index_templates(folder: Path, names: list[str]) -> None:
 
     (folder / "sitemap_index.xml.in").write_text(index(names))
     (folder / "sitemap_quarter.xml.in").write_text(index(names[: max(1, len(names) // 4)]))
+
+
+@contextlib.contextmanager
+def busy(processes: int) -> Iterator[None]:
+    """`processes` CPU-bound processes beside the run (a busy machine), stopped at the end."""
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(processes)
+    ]
+    try:
+        yield
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()

@@ -153,11 +153,11 @@ def test_output_file_appears_only_when_complete(tmp_path: Path) -> None:
     bad.write_text("x" * 100)
     code = f"""
         import sys
-        def broken(fmt, entries, out):
+        def broken(fmt, reader, out, wrap=None, *, workers=None):
             out.write(b"PAR1 half")
             raise OSError(28, "No space left on device")
         import sitemapkit.cli.parse as cli
-        cli.write_entries = broken  # what writes the output, here or in a child process
+        cli.write_reader = broken  # what writes the output, here or in a child process
         sys.argv = ["sitemapkit", "parse", {str(bad)!r}, "--format", "parquet", "-o", {str(out)!r}]
         from sitemapkit.cli import main
         main()

@@ -21,9 +21,12 @@ class RawServer:
         files: dict[str, bytes] | None = None,
         *,
         hold: bool = False,
+        answered: frozenset[str] = frozenset(),
     ) -> None:
         self.answer = answer
         self.files = files
+        self.answered = answered
+        """Paths that `answer` answers even with `files` given (a GET of one of them too)."""
         self.hold = hold
         self.requests: list[tuple[str, str, bytes]] = []
         """(method, path, body) of every request, in the order they were read."""
@@ -73,7 +76,7 @@ class RawServer:
                 body += conn.recv(65536)
             method, path, _ = head.split(b"\r\n")[0].decode().split(" ", 2)
             self.requests.append((method, path, body))
-            if self.files is not None and method != "POST":
+            if self.files is not None and method != "POST" and path not in self.answered:
                 found = self.files.get(path)
                 status, payload = ("200 OK", found) if found is not None else ("404 Not Found", b"")
                 conn.sendall(

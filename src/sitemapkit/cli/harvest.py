@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from sitemapkit.cli._output import fail, interruption, plural
-from sitemapkit.cli.options import connect_timeout, network_options, per_host_option
+from sitemapkit.cli.options import connect_timeout, network_options, per_host_option, workers_option
 from sitemapkit.core.errors import SitemapkitError, Terminated, UsageError
 from sitemapkit.core.runner import run_stoppable
 from sitemapkit.harvest.options import HarvestOptions
@@ -36,13 +36,7 @@ _DEFAULTS = HarvestOptions()
 @click.option(
     "--ray-address", metavar="ADDR", default=None, help="Ray cluster to join (default: start a local Ray)."
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(1),
-    default=None,
-    help="Worker processes (local; 1: none, this process reads) or Ray actors [default: one per core "
-    "this process may use, or per CPU of the Ray cluster].",
-)
+@workers_option
 @click.option(
     "--concurrency",
     metavar="SITES",

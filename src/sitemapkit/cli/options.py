@@ -342,6 +342,14 @@ max_duration_option = click.option(
     type=click.FloatRange(0, min_open=True),
     help="Most seconds one request may take in all: connect, headers, redirects, retries and body.",
 )
+workers_option = click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="Processes working on the other cores: harvest's site readers (local) or Ray actors, parse's "
+    "sitemap parsers; 1: none, this process does it all [default: one per core this process may use "
+    "(parse: up to 4), or per CPU of the Ray cluster].",
+)
 follow_cross_host_option = click.option(
     "--follow-cross-host",
     is_flag=True,

@@ -9,7 +9,8 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, TextIO, cast
+from functools import partial
+from typing import IO, Any, TextIO, TypeVar, cast
 
 import click
 
@@ -21,15 +22,16 @@ from sitemapkit.cli.options import (
     max_duration_option,
     network_options,
     per_host_option,
+    workers_option,
 )
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.errors import InputError, Terminated, UsageError
 from sitemapkit.core.escape import csv_cell, for_terminal
 from sitemapkit.core.files import atomic_write, sweep_stale_temps
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.reader.export_child import ChildWriterError, write_entries
+from sitemapkit.reader.export_child import ChildWriterError, write_reader
 from sitemapkit.reader.parquet import require_pyarrow
-from sitemapkit.reader.runs import UrlRun
+from sitemapkit.reader.runs import Part, UrlRun
 from sitemapkit.reader.walk import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_BYTES,
@@ -56,6 +58,8 @@ TREE_COLUMNS = (
     "uncompressed_bytes",
     "truncated",
 )
+
+T = TypeVar("T")
 
 
 @click.command()
@@ -113,6 +117,7 @@ TREE_COLUMNS = (
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Write to FILE instead of standard output.",
 )
+@workers_option
 @max_diagnostics_option
 def parse(
     source: str,
@@ -131,6 +136,7 @@ def parse(
     follow_cross_host: bool,
     fetch_missing: bool,
     output: str,
+    workers: int | None,
     max_diagnostics: int,
 ) -> None:
     """Read the sitemaps of SOURCE and print every URL entry, one per line.
@@ -188,7 +194,7 @@ def parse(
     except InputError as exc:
         fail(str(exc))
     try:
-        _write(reader, fmt, show_tree, output)
+        _write(reader, fmt, show_tree, output, workers)
     except UsageError as exc:
         reader.close()
         fail(str(exc), status=2)
@@ -220,15 +226,18 @@ class _NothingRead(Exception):
     """Nothing could be read from SOURCE: the output file is not published (one already there stays)."""
 
 
-def _write(reader: Reader, fmt: str | None, show_tree: bool, output: str) -> None:
-    """The entries as JSONL, CSV or Parquet, or the tree, to `output`."""
+def _write(reader: Reader, fmt: str | None, show_tree: bool, output: str, workers: int | None) -> None:
+    """The entries as JSONL, CSV or Parquet, or the tree, to `output`; the sitemaps below an index parsed
+    by `workers` processes (`Reader.parts`; 1: none)."""
     opened = _open_binary(output) if fmt == "parquet" else _open_output(output)
     with opened as out, _progress(reader) as tick:
         if show_tree:
             for _ in _counted(reader, tick):
                 pass
         else:
-            write_entries(fmt or "jsonl", _counted(reader, tick), out)
+            leaves = None if workers is None else workers if workers > 1 else 0
+            wrap = None if tick is None else partial(_ticking, tick=tick)
+            write_reader(fmt or "jsonl", reader, out, wrap, workers=leaves)
         if not reader.any_read and output != "-":
             raise _NothingRead
         if show_tree:  # never parquet (refused above): `out` is text
@@ -302,10 +311,10 @@ def _counted(reader: Reader, tick: Callable[[], None] | None) -> Iterable[UrlEnt
     return reader.runs() if tick is None else _ticking(reader.runs(), tick)
 
 
-def _ticking(items: Iterator[UrlEntry | UrlRun], tick: Callable[[], None]) -> Iterator[UrlEntry | UrlRun]:
+def _ticking(items: Iterator[T], tick: Callable[[], None]) -> Iterator[T]:
     n = 0
     for item in items:
-        n += len(item) if isinstance(item, UrlRun) else 1
+        n += len(item) if isinstance(item, UrlRun | Part) else 1
         if n >= 1000:
             n = 0
             tick()

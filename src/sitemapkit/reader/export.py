@@ -352,11 +352,12 @@ class TextCache:
         return text
 
 
-def write_jsonl(entries: Iterable[UrlEntry | UrlRun], out: IO[str]) -> int:
+def write_jsonl(entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, texts: TextCache | None = None) -> int:
     """Write one JSON object per line (`entry_to_dict`'s shape, as `entry_to_json` writes it); returns
     how many. Entries are formatted a batch at a time and each batch written with one call; a `UrlRun`
-    (see `Reader.runs`) is formatted from its columns, to the same text."""
-    texts = TextCache(quoted=True)
+    (see `Reader.runs`) is formatted from its columns, to the same text. `texts`: a cache kept from one
+    call to the next (`TextCache(quoted=True)`), for a caller that writes a stream in many calls."""
+    texts = texts or TextCache(quoted=True)
     dates, strings, nums = texts.dates, texts.strings, texts.numbers
     date, string, num = texts.date, texts.string, texts.number
     quote, F = _quote, float
@@ -433,14 +434,16 @@ def _csv_locs(locs: list[str]) -> list[str]:
     return locs
 
 
-def write_csv(entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, header: bool = True) -> int:
+def write_csv(
+    entries: Iterable[UrlEntry | UrlRun], out: IO[str], *, header: bool = True, texts: TextCache | None = None
+) -> int:
     """Write CSV (`CSV_COLUMNS`, counts for the extensions); returns how many rows, header excluded.
 
     The text is `csv.writer`'s (minimal quoting), written a batch at a time (a `UrlRun` from its
-    columns)."""
+    columns). `texts`: as `write_jsonl`'s (`TextCache(quoted=False)`)."""
     if header:
         csv.writer(out, lineterminator="\n").writerow(CSV_COLUMNS)
-    texts = TextCache(quoted=False)
+    texts = texts or TextCache(quoted=False)
     dates, strings, nums = texts.dates, texts.strings, texts.numbers
     date, string, num = texts.date, texts.string, texts.number
     field, F = _csv_field, float

@@ -15,22 +15,27 @@ A failure in the child (a full disk, a closed pipe) comes back to the parent as 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import pickle
+import shutil
 import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import IO, Any, Final
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
+from sitemapkit.core.child import python_command
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.reader.export import TextCache, chunks, write_csv, write_jsonl
-from sitemapkit.reader.runs import UrlRun
+from sitemapkit.reader.runs import Part, UrlRun
+
+if TYPE_CHECKING:
+    from sitemapkit.reader.walk import Reader
 
 FORMATS: Final = ("jsonl", "csv", "parquet")
 _PIPE_BUFFER: Final = 1 << 20
@@ -47,19 +52,6 @@ class ChildWriterError(Exception):
 
 _END: Final = None
 """The last payload: without it, the child takes the end of its input for the parent's death."""
-
-
-def _interpreter_flags() -> list[str]:
-    """The parent's flags that decide where modules come from, for the child: -I, -E, -s, -P."""
-    flags = sys.flags
-    if flags.isolated:
-        return ["-I"]
-    out = ["-P"]  # no folder of the parent's (its working directory) goes before the package
-    if flags.ignore_environment:
-        out.append("-E")
-    if flags.no_user_site:
-        out.append("-s")
-    return out
 
 
 class ChildWriter:
@@ -106,12 +98,6 @@ class ChildWriter:
         # Arrow's default allocator (mimalloc) keeps freed pages: with the system one the Parquet child
         # peaks about 14 MB lower on the 1M-URL tree, no slower (a pool the user chose is kept)
         env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-        # The child imports this very sitemapkit: its folder is on the child's path already when it was
-        # installed (site-packages, or an editable install's .pth); else (found through the working
-        # directory, which -P leaves out) it goes first on PYTHONPATH.
-        package = str(Path(__file__).resolve().parent.parent.parent)
-        if package not in {os.path.abspath(p) for p in sys.path[1:] if p}:
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (package, env.get("PYTHONPATH")) if p)
         duplicate = errors = None
         ready, told = os.pipe()  # the child's word that it can write the format
         try:
@@ -120,7 +106,7 @@ class ChildWriter:
             errors = tempfile.TemporaryFile()  # noqa: SIM115  # closed by write(); not a pipe, which a child
             # that says much would fill and block on
             process = subprocess.Popen(
-                [sys.executable, *_interpreter_flags(), "-m", __name__, fmt, str(fd), str(told)],
+                python_command(__name__, fmt, str(fd), str(told)),
                 stdin=subprocess.PIPE,
                 bufsize=_PIPE_BUFFER,
                 stderr=errors,
@@ -143,44 +129,30 @@ class ChildWriter:
                 fcntl.fcntl(process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BUFFER)
         return cls(process, fmt, errors, ready, watched)
 
-    def write(self, items: Iterable[UrlEntry | UrlRun]) -> int:
+    def write(self, items: Iterable[UrlEntry | UrlRun | Part]) -> int:
         """Hand `items` over (entries, and runs as `Reader.runs()` yields them), each batch as it comes, and
         wait for the child to have written them all; returns how many entries. Raises the `OSError` the
         child met (a `BrokenPipeError` for a closed output pipe), a `UsageError` (pyarrow missing), or
         `ChildWriterError`; the child is gone either way."""
         process = self.process
         assert process.stdin is not None
-        texts = TextCache(quoted=False)
-        dates, date = texts.dates, texts.date
-        dumps, pipe, flush_each = pickle.dumps, process.stdin, self._flush_each
+        encode = Encoder()
+        pipe, flush_each = process.stdin, self._flush_each
         n = 0
         try:
             try:
-                for chunk in chunks(items):
+                for chunk in chunks_and_parts(items):
                     if not self._started():
                         break
-                    if isinstance(chunk, UrlRun):
-                        # locs and dates (as their text: pickling a date object costs ten times more) in
-                        # one string each, lines that hold no line break
-                        payload: object = (
-                            chunk.sitemap,
-                            "\n".join(chunk.locs),
-                            "\n".join([dates.get(d) or date(d) for d in chunk.lastmods]),
-                            chunk.changefreqs,
-                            chunk.priorities,
-                        )
-                        texts.trim()
-                    else:
-                        payload = chunk
                     # a child that has ended (a broken pyarrow, a full disk) is noticed at the next write
                     # to the pipe, not at the end of the walk
-                    pipe.write(dumps(payload, 5))
+                    pipe.write(encode(chunk))
                     if flush_each:
                         pipe.flush()
                     n += len(chunk)
                 else:
                     if self._started():
-                        pipe.write(dumps(_END, 5))
+                        pipe.write(pickle.dumps(_END, 5))
                 pipe.close()
             except BrokenPipeError:  # the child ended early: its exit status and message say why
                 with contextlib.suppress(OSError):
@@ -228,6 +200,31 @@ def write_entries(fmt: str, items: Iterable[UrlEntry | UrlRun], out: IO[Any]) ->
     return _write(fmt, items, out)
 
 
+def write_reader(
+    fmt: str,
+    reader: Reader,
+    out: IO[Any],
+    wrap: Callable[[Iterator[UrlEntry | UrlRun | Part]], Iterable[UrlEntry | UrlRun | Part]] | None = None,
+    *,
+    workers: int | None = None,
+) -> int:
+    """Write the entries `reader` reads as `fmt` to `out`, as `write_entries` does; with a child process,
+    the sitemaps below an index are parsed and formatted by leaf workers meanwhile (`Reader.parts`, their
+    part files in a private folder removed here; `workers` as `Reader.parts` takes it). `wrap` sees the
+    items on their way (a progress line)."""
+    child = ChildWriter.start(fmt, out)
+    if child is None:
+        runs: Iterator[Any] = reader.runs()
+        return _write(fmt, cast("Iterable[UrlEntry | UrlRun]", wrap(runs) if wrap is not None else runs), out)
+    try:
+        with tempfile.TemporaryDirectory(prefix="sitemapkit-parts-") as folder:  # mode 0700
+            parts = reader.parts(fmt, folder, workers=workers)
+            return child.write(wrap(parts) if wrap is not None else parts)
+    except BaseException:
+        child.kill()
+        raise
+
+
 def _write(fmt: str, items: Iterable[UrlEntry | UrlRun], out: IO[Any]) -> int:
     if fmt == "parquet":
         from sitemapkit.reader.parquet import write_parquet
@@ -236,9 +233,52 @@ def _write(fmt: str, items: Iterable[UrlEntry | UrlRun], out: IO[Any]) -> int:
     return (write_csv if fmt == "csv" else write_jsonl)(items, out)
 
 
-def _received(stream: IO[bytes], live: IO[Any] | None) -> Iterator[UrlEntry | UrlRun]:
-    """What the parent sent: entries, and runs rebuilt from their columns. `live`: an output someone
-    watches (a pipe, a terminal), flushed after each batch the writer has taken."""
+class Encoder:
+    """Payloads as the writer child reads them (`pickle`): a list of entries as it is; a run as its
+    columns, its dates as their text (pickling a date object costs ten times more) and locs and dates
+    joined in one string each (lines that hold no line break); a `Part` as it is."""
+
+    def __init__(self) -> None:
+        self._texts = TextCache(quoted=False)
+
+    def __call__(self, chunk: list[UrlEntry] | UrlRun | Part) -> bytes:
+        if isinstance(chunk, UrlRun):
+            texts = self._texts
+            dates, date = texts.dates, texts.date
+            payload: object = (
+                chunk.sitemap,
+                "\n".join(chunk.locs),
+                "\n".join([dates.get(d) or date(d) for d in chunk.lastmods]),
+                chunk.changefreqs,
+                chunk.priorities,
+            )
+            texts.trim()
+            return pickle.dumps(payload, 5)
+        return pickle.dumps(chunk, 5)
+
+
+def chunks_and_parts(items: Iterable[UrlEntry | UrlRun | Part]) -> Iterator[list[UrlEntry] | UrlRun | Part]:
+    """`chunks` of `items`, each `Part` among them whole and in its place."""
+    it = iter(items)
+    part: list[Part] = []
+
+    def until_part() -> Iterator[UrlEntry | UrlRun]:
+        for item in it:
+            if item.__class__ is Part:
+                part.append(item)
+                return
+            yield cast("UrlEntry | UrlRun", item)
+
+    while True:
+        yield from chunks(until_part())
+        if not part:
+            return
+        yield part.pop()
+
+
+def _payloads(stream: IO[bytes]) -> Iterator[list[UrlEntry] | UrlRun | Part]:
+    """What the parent sent, in order: lists of entries, runs rebuilt from their columns, parts. Ends at
+    the parent's last payload; the end of the input before it means the parent died."""
     load = pickle.load
     parsed: dict[str, Lastmod | None] = {"": None}
     while True:
@@ -250,23 +290,86 @@ def _received(stream: IO[bytes], live: IO[Any] | None) -> Iterator[UrlEntry | Ur
             os._exit(3)
         if payload is _END:
             return
-        if isinstance(payload, list):
+        if isinstance(payload, list | Part):
+            yield payload
+            continue
+        sitemap, locs, dates, changefreqs, priorities = payload
+        lastmods = dates.split("\n")  # a run holds one entry at least: never an empty string
+        run = UrlRun(sitemap)
+        run.locs = locs.split("\n")
+        for text in set(lastmods).difference(parsed):
+            parsed[text] = parse_w3c(text)
+        run.lastmods = [parsed[text] for text in lastmods]
+        if len(parsed) > 4096:
+            parsed = {"": None}
+        run.changefreqs = changefreqs
+        run.priorities = priorities
+        yield run
+
+
+def _part_payloads(part: Part) -> Iterator[list[UrlEntry] | UrlRun | Part]:
+    """The payloads a leaf worker wrote to `part` (for Parquet; it ends them with `_END` too), which is
+    removed once open."""
+    with open(part.path, "rb") as f:
+        os.unlink(part.path)
+        yield from _payloads(f)
+
+
+def _entries(
+    payloads: Iterable[list[UrlEntry] | UrlRun | Part], live: IO[Any] | None
+) -> Iterator[UrlEntry | UrlRun]:
+    """The entries and runs of `payloads`, parts read from their files. `live`: an output someone watches
+    (a pipe, a terminal), flushed after each payload the writer has taken."""
+    for payload in payloads:
+        if isinstance(payload, Part):
+            for inner in _part_payloads(payload):
+                if isinstance(inner, list):
+                    yield from inner
+                elif isinstance(inner, UrlRun):
+                    yield inner
+        elif isinstance(payload, list):
             yield from payload
         else:
-            sitemap, locs, dates, changefreqs, priorities = payload
-            lastmods = dates.split("\n")  # a run holds one entry at least: never an empty string
-            run = UrlRun(sitemap)
-            run.locs = locs.split("\n")
-            for text in set(lastmods).difference(parsed):
-                parsed[text] = parse_w3c(text)
-            run.lastmods = [parsed[text] for text in lastmods]
-            if len(parsed) > 4096:
-                parsed = {"": None}
-            run.changefreqs = changefreqs
-            run.priorities = priorities
-            yield run
+            yield payload
         if live is not None:
             live.flush()
+
+
+def copy_part(part: Part, fd: int) -> None:
+    """The bytes of `part` (text in the output's format) to the file descriptor `fd`; `part` is removed."""
+    with open(part.path, "rb") as f:
+        os.unlink(part.path)
+        src = f.fileno()
+        size = os.fstat(src).st_size
+        offset = 0
+        try:
+            while offset < size:
+                sent = os.sendfile(fd, src, offset, size - offset)
+                if not sent:
+                    break
+                offset += sent
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOSYS) or offset:
+                raise
+            shutil.copyfileobj(f, os.fdopen(os.dup(fd), "wb", closefd=True))
+
+
+def _write_text(fmt: str, stream: IO[bytes], text: IO[str], fd: int, live: bool) -> None:
+    """The text formats: entries formatted here, parts copied as they are, in order."""
+    csv = fmt == "csv"
+    texts = TextCache(quoted=not csv)
+    if csv:
+        write_csv((), text, texts=texts)  # the header
+    for payload in _payloads(stream):
+        if isinstance(payload, Part):
+            text.flush()
+            copy_part(payload, fd)
+        elif csv:
+            write_csv(payload if isinstance(payload, list) else (payload,), text, header=False, texts=texts)
+        else:
+            write_jsonl(payload if isinstance(payload, list) else (payload,), text, texts=texts)
+        if live:
+            text.flush()
 
 
 def _child(fmt: str, fd: int, ready: int) -> int:
@@ -284,10 +387,10 @@ def _child(fmt: str, fd: int, ready: int) -> int:
         os.close(ready)
         if fmt == "parquet":
             with open(fd, "wb", buffering=_OUT_BUFFER, closefd=False) as binary:
-                _write(fmt, _received(sys.stdin.buffer, binary if watched else None), binary)
+                _write(fmt, _entries(_payloads(sys.stdin.buffer), binary if watched else None), binary)
         else:
             with open(fd, "w", encoding="utf-8", newline="", buffering=_OUT_BUFFER, closefd=False) as text:
-                _write(fmt, _received(sys.stdin.buffer, text if watched else None), text)
+                _write_text(fmt, sys.stdin.buffer, text, fd, watched)
     except OSError as exc:
         sys.stderr.write(f"\n{exc.errno or 0}\t{exc.strerror or exc}\n")  # on a line of its own
         return 1
@@ -300,5 +403,6 @@ def _child(fmt: str, fd: int, ready: int) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(_child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+def main() -> int:
+    """The child process (`python_command`): FORMAT FD READY."""
+    return _child(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]))

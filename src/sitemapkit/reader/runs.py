@@ -199,3 +199,25 @@ class UrlRun:
                 self.locs, self.lastmods, self.changefreqs, self.priorities, self.lines(), texts, strict=True
             )
         ]
+
+
+class Part:
+    """The entries of one sitemap that a leaf worker (`reader.leaves`) parsed and formatted: a file of
+    `count` entries at `path`, already in the output's format (JSONL or CSV text, or the writer child's
+    payloads for Parquet), which the writer puts in its place in the output and removes. What
+    `Reader.parts()` yields in place of the entries it did not parse itself."""
+
+    __slots__ = ("count", "path")
+
+    def __init__(self, path: str, count: int) -> None:
+        self.path = path
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __repr__(self) -> str:
+        return f"<Part of {self.count} entries in {self.path}>"
+
+    def __reduce__(self) -> tuple[type[Part], tuple[str, int]]:
+        return Part, (self.path, self.count)

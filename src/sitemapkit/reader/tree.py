@@ -1,4 +1,5 @@
-"""The one walk over a sitemap tree, behind both `read` and `validate`: `TreeWalk`.
+"""The one walk over a sitemap tree, behind both `read` and `validate`: `TreeWalk` (what it is made of and
+tells, in `reader.walkevents`).
 
 Decided here, once, for every consumer: where each sitemap is read from (a site's discovered sitemaps, a
 local index's children next to it, a staging copy judged as its public URL), the order (depth-first in
@@ -16,30 +17,35 @@ sitemaps of the same walk are downloaded ahead into small bounded buffers and pa
 comes. Memory therefore depends on the concurrency and the buffer size, never on the number of URLs.
 Prefetches never hold every connection slot of a host: at most `concurrency - 1` of them are live, so the
 head can always get a slot, and a full buffer cannot stall the walk.
+
+With leaf workers (`TreeWalk.leaves`, which `Reader.parts` sets; see `reader.leaves`), the body of a
+sitemap read while others wait their turn goes to a worker process instead of the parser here, and the
+walk goes on to the next one. Each worker's result is taken in walk order (`_settle`): its diagnostics
+before anything the walk said meanwhile, the node filled in, its entries as one `Part`. An index's result
+is taken at once, since its children come next; results that come in while the walk waits on the
+network are taken then, so the output never waits for a slow answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
-from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import urlsplit
 
-from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
-from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
+from sitemapkit.core.model import IndexEntry, UrlEntry
 from sitemapkit.core.urls import folder_of, url_key
-from sitemapkit.reader.discover import Discovery, Source, discover
+from sitemapkit.reader.discover import Source, discover
 from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import (
     CHUNK_SIZE,
-    ContentDecodingError,
     DownloadTooLargeError,
     Fetcher,
     FetchError,
@@ -47,10 +53,18 @@ from sitemapkit.reader.fetch import (
     FetchRefusedError,
     FetchResponse,
 )
+from sitemapkit.reader.leaves import CLOSE, FAILED, LEAVE_OPEN, LeafJob, LeafPool
 from sitemapkit.reader.local import local_child, public_child
 from sitemapkit.reader.parser import SitemapParser
 from sitemapkit.reader.polite import origin_of
-from sitemapkit.reader.runs import UrlRun
+from sitemapkit.reader.runs import Part, UrlRun
+from sitemapkit.reader.walkevents import (
+    Refusal,
+    SitemapNode,
+    SitemapVisit,
+    WalkEvents,
+    WalkItem,
+)
 
 if TYPE_CHECKING:
     from sitemapkit.reader.walk import ReadOptions
@@ -58,254 +72,18 @@ if TYPE_CHECKING:
 __all__ = ["Batch", "Refusal", "SitemapNode", "SitemapVisit", "TreeWalk", "WalkEvents", "WalkItem"]
 
 FILE_CHUNK: Final = 64 * 1024
-SITEMAP_KINDS: Final = frozenset({"urlset", "sitemapindex", "text", "rss", "atom"})
 URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
 _CUT_SHORT: Final = frozenset({"parse-error", "compression-error"})
 """What the parser says about a body that ends early: not reported again after `download-too-large`."""
 
 Batch = list[UrlEntry | UrlRun]
-"""Entries of one sitemap, in order; a `UrlRun` only where the walk was asked for runs."""
+"""Entries of one sitemap, in order; a `UrlRun` only where the walk was asked for runs, and a `Part` (in
+a list of its own) only where it has leaf workers (`TreeWalk.leaves`, which `Reader.parts` sets)."""
 
 
 def _size(batch: Batch) -> int:
-    """How many entries `batch` holds (a run counts its entries)."""
-    return sum(len(item) if isinstance(item, UrlRun) else 1 for item in batch)
-
-
-@dataclass(eq=False, slots=True)
-class SitemapNode:
-    """One sitemap of the tree a walk went through, filled in as it is read.
-
-    `kind` is the parser's (`urlset`, `sitemapindex`, `text`, `rss`, `atom`), or `robots` / `site` for
-    the root of a discovered site, or None when the document was not read or not a sitemap (see `error`).
-    `bytes` counts what was downloaded (compressed, if it was); `lastmod` is what the parent index said.
-    """
-
-    url: str
-    kind: str | None = None
-    status: int | None = None
-    url_count: int = 0
-    bytes: int = 0
-    lastmod: Lastmod | None = None
-    children: list[SitemapNode] = field(default_factory=list)
-    error: str | None = None
-    depth: int = 0
-    final_url: str | None = None
-    """Where redirects ended, when they did."""
-    redirects: tuple[str, ...] = ()
-    """The URLs that answered with a redirect, in order."""
-    compressed: bool = False
-    uncompressed_bytes: int = 0
-    truncated: bool = False
-    """Reading stopped early (a cap, a broken connection, a cut-off file); complete entries were kept."""
-    lastmod_text: str | None = None  # `lastmod` as the parent index wrote it (`IndexEntry.lastmod_text`)
-
-    @property
-    def read_ok(self) -> bool:
-        """Whether this document was read and recognised as a sitemap (possibly with problems)."""
-        return self.kind in SITEMAP_KINDS
-
-    def walk(self) -> Iterator[SitemapNode]:
-        """This node and all below it, depth-first in index order."""
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(reversed(node.children))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The node without its children, as JSON-ready values."""
-        return {
-            "url": self.url,
-            "kind": self.kind,
-            "status": self.status,
-            "url_count": self.url_count,
-            "bytes": self.bytes,
-            "lastmod": format_w3c(self.lastmod) if self.lastmod is not None else None,
-            "depth": self.depth,
-            "children": len(self.children),
-            "error": self.error,
-            "final_url": self.final_url,
-            "compressed": self.compressed,
-            "uncompressed_bytes": self.uncompressed_bytes,
-            "truncated": self.truncated,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """Why the walk does not read a child an index lists (decided when the index is parsed, told when the
-    child's turn comes, so reports keep the walk's order).
-
-    `code` is `fetch-loop`, `cross-host`, `too-deep` or `read-error` (a local index's child not next to
-    it); `reason` says it in the reader's words; `path` is where a local child had to be, when it had to
-    be somewhere (its public URL is under the index's public folder)."""
-
-    code: str
-    reason: str
-    path: str | None = None
-
-
-@dataclass(eq=False, slots=True)
-class WalkItem:
-    """A sitemap waiting for (or having) its turn in the walk: where it is read from, who listed it."""
-
-    node: SitemapNode
-    name: str
-    """The name its diagnostics use: the URL, or the (shown) path of a local file."""
-    ancestors: frozenset[str] = frozenset()
-    """Every URL of the index chain above (including redirect hops), for loop detection."""
-    parent: WalkItem | None = None
-    line: int | None = None
-    """The line of the parent index that lists it."""
-    local: bool = False
-    read: str | None = None
-    """Where it is read from when that is not `node.url`: a local path, or a staging copy's URL."""
-    public: str | None = None
-    """Its public URL, where known (given, listed by its index, or where redirects ended)."""
-    public_folder: str | None = None
-    """For the root given a public URL (`validate --url`): that URL's folder."""
-    read_folder: str | None = None
-    """For a remote root given a public URL: the folder it was really fetched from (a staging copy)."""
-    local_children: bool = True
-    """For a local index: whether its children are looked for next to it (not for standard input)."""
-    refusal: Refusal | None = None
-    moved: bool = False
-    """A discovered sitemap that an index read before its turn lists: read there, in the index's place."""
-    download: Download | None = None
-    visit: SitemapVisit | None = None
-
-    @property
-    def location(self) -> str:
-        """The path or URL this sitemap is read from."""
-        return self.read or self.node.url
-
-
-class SitemapVisit:
-    """What a consumer does with one sitemap while the walk reads it; the base does nothing.
-
-    `body` is called when the body starts (`response` None for a local file), then `piece` for each piece
-    of it (compressed, as it came), `entries` for each list the parser makes; `finish` once the body ended
-    (`complete`: not cut short by a cap or the network), and `close` always, last."""
-
-    def body(self, response: FetchResponse | None) -> None:
-        """The body starts."""
-
-    def piece(self, data: bytes) -> None:
-        """One piece of the body, as read."""
-
-    def parsed(self, diagnostic: Diagnostic) -> None:
-        """A diagnostic of the parser about this sitemap."""
-
-    def entries(self, out: list[UrlEntry | IndexEntry]) -> list[IndexEntry]:
-        """Entries as parsed; returns the index entries (children) the walk may follow."""
-        return [entry for entry in out if isinstance(entry, IndexEntry)]
-
-    def finish(self, parser: SitemapParser, complete: bool) -> None:
-        """The body ended (read whole when `complete`)."""
-
-    def close(self) -> None:
-        """The sitemap's turn is over, however it went."""
-
-
-class WalkEvents:
-    """What the walk meets, told to its consumer. This base reports the reader's diagnostics through
-    `diagnostic`; a subclass (the validator's) reports its own and opens a `SitemapVisit` per sitemap."""
-
-    close_cut_body: bool = True
-    """Parse the end of a body that a cap or the network cut short (its last complete entries)."""
-    lists: str = "lists"
-    """How a cross-host refusal words the index listing a child (`FetchPolicy.cross_host_reason`)."""
-
-    def __init__(self, diagnostic: Callable[[Diagnostic], None], max_download: int) -> None:
-        self.diagnostic = diagnostic
-        self.max_download = max_download
-
-    def say(self, code: str, message: str, source: str) -> None:
-        self.diagnostic(Diagnostic.make(code, message, source=source))
-
-    def open(self, item: WalkItem) -> SitemapVisit | None:
-        """A sitemap's turn begins; a visit, to see its body and entries (None: no need)."""
-        return None
-
-    def parsed(self, item: WalkItem, d: Diagnostic) -> None:
-        """A diagnostic of the parser (when the item has no visit)."""
-        self.diagnostic(d)
-
-    def no_sitemap(self, found: Discovery, message: str) -> None:
-        self.say("no-sitemap", message, found.site)
-
-    def fetch_failed(self, item: WalkItem, exc: FetchError) -> None:
-        """Nothing of the sitemap could be fetched (refused by the policy or robots.txt, or failed)."""
-        if isinstance(exc, FetchRefusedError):
-            self.say(exc.code, exc.reason, item.node.url)
-        else:
-            self.say("http-error", f"could not fetch: {exc.reason}", item.node.url)
-
-    def redirect_loop(self, item: WalkItem, url: str, message: str) -> None:
-        self.say("fetch-loop", message, item.node.url)
-
-    def http_status(self, item: WalkItem, response: FetchResponse) -> None:
-        tries = f" (after {response.attempts} attempts)" if response.attempts > 1 else ""
-        self.say(
-            "http-error", f"HTTP {response.status} {status_phrase(response.status)}{tries}", item.node.url
-        )
-
-    def cut(self, item: WalkItem, exc: FetchError) -> None:
-        """The body was cut short: a download cap, a decoding failure, a broken connection."""
-        if isinstance(exc, DownloadTooLargeError):
-            message = f"more than {self.max_download:,} bytes; reading stopped, complete entries kept"
-            self.say("download-too-large", message, item.name)
-        elif isinstance(exc, ContentDecodingError):
-            self.say("compression-error", exc.reason, item.name)
-        else:
-            self.say("http-error", exc.reason, item.name)
-
-    def unreadable(self, item: WalkItem, error: str) -> None:
-        self.say("read-error", error, item.name)
-
-    def nested_index(self, item: WalkItem) -> None:
-        self.say("nested-index", "a sitemap index listed by another sitemap index", item.name)
-
-    def over(self, item: WalkItem, over_index: int, over_walk: int, options: ReadOptions) -> None:
-        """Children of `item` a bound left out: past `max_children` of it, past `max_sitemaps` of the walk."""
-        if over_index:
-            self.say(
-                "walk-limit",
-                f"{over_index:,} more children past the first {options.max_children:,} of this "
-                "index were not followed (--max-children)",
-                item.node.url,
-            )
-        if over_walk:
-            self.say(
-                "walk-limit",
-                f"{over_walk:,} children were not followed: the walk already holds "
-                f"{options.max_sitemaps:,} sitemaps (--max-sitemaps)",
-                item.node.url,
-            )
-
-    def refused(self, item: WalkItem, refusal: Refusal, options: ReadOptions) -> None:
-        """A child of `item.parent` is not read (its turn in the walk)."""
-        assert item.parent is not None
-        parent, url = item.parent, item.node.url
-        if refusal.code == "fetch-loop":
-            self.say("fetch-loop", f"{refusal.reason}: {url}; not followed", parent.node.url)
-        elif refusal.code == "too-deep":
-            self.say(
-                "too-deep",
-                f"{url} is at index depth {item.node.depth}, deeper than the maximum {options.max_depth}; "
-                "not followed",
-                parent.node.url,
-            )
-        elif refusal.code == "read-error":
-            self.say(
-                "read-error",
-                f"{url} is not next to the index (looked for its URL path in the index's folder); "
-                "not fetched (pass --fetch-missing to fetch it)",
-                parent.location,
-            )
-        else:
-            self.say(refusal.code, refusal.reason, parent.node.url)
+    """How many entries `batch` holds (a run or a part counts its entries)."""
+    return sum(len(item) if isinstance(item, UrlRun | Part) else 1 for item in batch)
 
 
 class TreeWalk:
@@ -357,6 +135,13 @@ class TreeWalk:
         self._buffer_pieces = max(2, options.prefetch_buffer // CHUNK_SIZE)
         self.runs = False
         """Hand plain entries on as `UrlRun`s (see `SitemapParser`); set before the walk starts."""
+        self.leaves: LeafPool | None = None
+        """Worker processes that parse and format the sitemaps below an index while the walk goes on
+        (see `reader.leaves`); set before the walk starts, with `runs`, by a consumer that takes `Part`s.
+        Only for a walk whose events open no visits (the reader's)."""
+        self._handed: deque[_Handed] = deque()
+        """Sitemaps handed to the leaf workers whose results are not taken yet, oldest first."""
+        self._emit: Callable[[Diagnostic], None] = events.diagnostic
         self._size: Callable[[Batch], int] = len
 
     async def batches(self, fetcher: Fetcher | None = None) -> AsyncGenerator[Batch, None]:
@@ -370,6 +155,9 @@ class TreeWalk:
 
     async def _batches(self, fetcher: Fetcher) -> AsyncGenerator[Batch, None]:
         size = self._size = _size if self.runs else len
+        if self.leaves is not None:
+            # while sitemaps are with the workers, what the walk says waits behind their diagnostics
+            self.events.diagnostic = self._diagnostic
         try:
             await self._plan(fetcher)
             while self._pending:
@@ -391,11 +179,19 @@ class TreeWalk:
                     async for batch in reading:
                         self.count += size(batch)
                         yield batch
+            async with contextlib.aclosing(self._settle()) as settling:
+                async for batch in settling:
+                    self.count += size(batch)
+                    yield batch
             self.current = None
         finally:
             for item in self._pending:
                 if item.download is not None:
                     await item.download.cancel()
+            if self.leaves is not None:
+                self.events.diagnostic = self._emit
+                self._handed.clear()
+                await self.leaves.close()
 
     # -- planning the first sitemaps ------------------------------------------------------------
 
@@ -514,14 +310,26 @@ class TreeWalk:
         node = item.node
         if item.local:
             pieces = self._file_pieces(node, item.location)
-            async with contextlib.aclosing(self._parse(item, pieces)) as parsing:
+            reading = (
+                self._hand(item, pieces)
+                if self._hands_off(item) and item.location != "-"
+                else self._parse(item, pieces)
+            )
+            async with contextlib.aclosing(reading) as parsing:
                 async for batch in parsing:
                     yield batch
             return
         download = item.download or Download(fetcher, item.location, self._buffer_pieces)
         try:
             try:
-                response = await download.response()
+                if self._handed:  # the output goes on while the walk waits for this answer
+                    got: list[FetchResponse] = []
+                    async with contextlib.aclosing(self._response(download, got)) as settling:
+                        async for batch in settling:
+                            yield batch
+                    response = got[0]
+                else:
+                    response = await download.response()
             except FetchError as exc:
                 node.error = (
                     f"not followed: {exc.reason}" if isinstance(exc, FetchRefusedError) else exc.reason
@@ -542,7 +350,12 @@ class TreeWalk:
                 item.read_folder = folder_of(response.final_url)  # a staging copy of the public folder
             elif item.public is None or item.public == item.location:
                 item.public = response.final_url
-            async with contextlib.aclosing(self._parse(item, download.pieces(), response)) as parsing:
+            reading = (
+                self._hand(item, download.pieces(), response)
+                if self._hands_off(item)
+                else self._parse(item, download.pieces(), response)
+            )
+            async with contextlib.aclosing(reading) as parsing:
                 async for batch in parsing:
                     yield batch
         finally:
@@ -584,6 +397,10 @@ class TreeWalk:
     async def _parse(
         self, item: WalkItem, pieces: AsyncIterator[bytes], response: FetchResponse | None = None
     ) -> AsyncGenerator[Batch, None]:
+        if self._handed:  # entries of its own come after those of the sitemaps handed before
+            async with contextlib.aclosing(self._settle()) as settling:
+                async for batch in settling:
+                    yield batch
         node = item.node
         visit = item.visit
         size = self._size
@@ -663,6 +480,138 @@ class TreeWalk:
             if item.parent is not None:
                 events.nested_index(item)
             self._schedule(children)
+
+    # -- sitemaps parsed by the leaf workers ------------------------------------------------------
+
+    def _hands_off(self, item: WalkItem) -> bool:
+        """Whether `item` goes to a leaf worker: there are workers, and another sitemap to read meanwhile."""
+        return self.leaves is not None and item.visit is None and bool(self._pending or self._handed)
+
+    def _diagnostic(self, d: Diagnostic) -> None:
+        """What the walk says while leaf workers have sitemaps: after their diagnostics (see `_settle`)."""
+        if not self._handed:
+            self._emit(d)
+            return
+        newest = self._handed[-1]
+        (newest.after if newest.ended else newest.during).append(d)
+
+    async def _hand(
+        self, item: WalkItem, pieces: AsyncIterator[bytes], response: FetchResponse | None = None
+    ) -> AsyncGenerator[Batch, None]:
+        """Give `item`'s body to a leaf worker as it arrives (waiting for the oldest result when every
+        worker is busy); for a sitemap index, take the result at once, as its children come next."""
+        leaves = self.leaves
+        assert leaves is not None
+        node = item.node
+        job = await leaves.begin(item.name)
+        while job is None:  # every worker busy: the oldest sitemap's turn to be written
+            async with contextlib.aclosing(self._settle(self._handed[0])) as settling:
+                async for batch in settling:
+                    yield batch
+            job = await leaves.begin(item.name)
+        handed = _Handed(item, job)
+        self._handed.append(handed)
+        capped = False
+        body = aiter(pieces)
+        try:
+            while True:
+                if self._handed[0] is handed:
+                    try:
+                        piece = await anext(body)
+                    except StopAsyncIteration:
+                        break
+                else:  # the output of the sitemaps handed before goes on while this body comes
+                    waiting = asyncio.ensure_future(_next(body))
+                    try:
+                        async with contextlib.aclosing(self._meanwhile(waiting, handed)) as settling:
+                            async for batch in settling:
+                                yield batch
+                        got = await waiting
+                    finally:
+                        await _cancelled(waiting)
+                    if got is None:
+                        break
+                    piece = got[0]
+                job.feed(piece)
+                if response is not None:
+                    node.bytes = response.raw_bytes
+        except FetchError as exc:
+            node.truncated = True
+            capped = isinstance(exc, DownloadTooLargeError)
+            self.events.cut(item, exc)
+            handed.how = CLOSE if self.events.close_cut_body else LEAVE_OPEN
+        except OSError as exc:
+            node.error = f"cannot read: {exc.strerror or exc}"
+            self.events.unreadable(item, node.error)
+            handed.how = FAILED
+        if response is not None:
+            node.bytes = response.raw_bytes
+        job.end(handed.how, capped)
+        handed.ended = True
+        if await job.kind() == "sitemapindex":
+            async with contextlib.aclosing(self._settle(handed)) as settling:
+                async for batch in settling:
+                    yield batch
+
+    async def _response(self, download: Download, got: list[FetchResponse]) -> AsyncGenerator[Batch, None]:
+        """`download`'s response, into `got` (or its `FetchError`); meanwhile the leaf workers' results
+        that come in are taken (`_meanwhile`), so that a slow answer does not hold up the output."""
+        waiting = asyncio.ensure_future(download.response())
+        try:
+            async with contextlib.aclosing(self._meanwhile(waiting)) as settling:
+                async for batch in settling:
+                    yield batch
+            got.append(await waiting)
+        finally:
+            await _cancelled(waiting)
+
+    async def _meanwhile(
+        self, waiting: asyncio.Future[Any], before: _Handed | None = None
+    ) -> AsyncGenerator[Batch, None]:
+        """The results of the sitemaps handed to leaf workers (before `before`, or all) that come in while
+        `waiting` runs, taken in walk order (`_settle`)."""
+        while self._handed and self._handed[0] is not before and not waiting.done():
+            oldest = self._handed[0]
+            result = oldest.job.result()
+            await asyncio.wait((waiting, result), return_when=asyncio.FIRST_COMPLETED)
+            if result.done():
+                async with contextlib.aclosing(self._settle(oldest)) as settling:
+                    async for batch in settling:
+                        yield batch
+
+    async def _settle(self, last: _Handed | None = None) -> AsyncGenerator[Batch, None]:
+        """Take the leaf workers' results in walk order, up to `last` (all by default): their
+        diagnostics and those the walk said meanwhile, in order; the nodes filled in; an index's children
+        queued; each sitemap's `Part`."""
+        emit = self._emit
+        while self._handed:
+            handed = self._handed[0]
+            result = await handed.job.result()
+            self._handed.popleft()
+            item = handed.item
+            node = item.node
+            for d in (*result.read_diagnostics, *handed.during, *result.close_diagnostics, *handed.after):
+                emit(d)
+            node.kind = result.kind if result.ok else None
+            node.compressed = result.compressed
+            node.uncompressed_bytes = result.uncompressed_bytes
+            node.truncated = node.truncated or result.truncated
+            node.url_count += result.count
+            if handed.how != FAILED:
+                if node.kind is None and node.error is None:
+                    node.error = result.first_error or "not a sitemap"
+                if result.children or node.kind == "sitemapindex":
+                    plan = self._plan_children(item)
+                    for child in result.children:
+                        self._take(plan, child)
+                    if node.kind == "sitemapindex":
+                        if item.parent is not None:
+                            self.events.nested_index(item)
+                        self._schedule(plan)
+            if result.part is not None:
+                yield cast(Batch, [result.part])  # only for `Reader.parts`, which takes parts
+            if handed is last:
+                return
 
     def _route(self, out: list[UrlEntry | IndexEntry], kind: str | None, children: _Plan) -> Batch:
         visit = children.item.visit
@@ -795,6 +744,19 @@ class TreeWalk:
 
 
 @dataclass(eq=False, slots=True)
+class _Handed:
+    """A sitemap with a leaf worker: what the walk said while its body was handed over (`during`) and
+    after (`after`), told after the worker's diagnostics of reading it and of closing it, respectively."""
+
+    item: WalkItem
+    job: LeafJob
+    how: str = CLOSE
+    ended: bool = False
+    during: list[Diagnostic] = field(default_factory=list)
+    after: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass(eq=False, slots=True)
 class _Plan:
     """The children of one index as they are parsed: what is queued, what a bound left out."""
 
@@ -805,6 +767,22 @@ class _Plan:
     listed: int = 0
     over_index: int = 0
     over_walk: int = 0
+
+
+async def _next(pieces: AsyncIterator[bytes]) -> tuple[bytes] | None:
+    """The next piece of a body (in a tuple), or None at its end."""
+    try:
+        return (await anext(pieces),)
+    except StopAsyncIteration:
+        return None
+
+
+async def _cancelled(future: asyncio.Future[Any]) -> None:
+    """Cancel `future` if it still runs, and wait for it to end."""
+    if not future.done():
+        future.cancel()
+        with contextlib.suppress(asyncio.CancelledError, FetchError, OSError):
+            await future
 
 
 def origin_host(url: str) -> str:
@@ -819,14 +797,6 @@ def shown(path: str) -> str:
         return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:  # a surrogate that stands for no byte
         return path.encode("utf-8", "replace").decode("utf-8")
-
-
-def status_phrase(status: int) -> str:
-    """The reason phrase of an HTTP status ('' for one without)."""
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
 
 
 def with_fetch_options(source: Source, options: ReadOptions, base: FetchOptions) -> FetchOptions:

@@ -22,7 +22,8 @@ from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.discover import classify
 from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import FetchOptions
-from sitemapkit.reader.runs import UrlRun
+from sitemapkit.reader.leaves import LeafPool, leaf_workers
+from sitemapkit.reader.runs import Part, UrlRun
 from sitemapkit.reader.tree import Batch, SitemapNode, TreeWalk, WalkEvents, with_fetch_options
 
 P = ParamSpec("P")
@@ -214,6 +215,23 @@ class Reader(_ReaderBase):
         """Instead of iterating the reader: the same entries, but each stretch of plain `<url>` elements
         that the parser read on its fast path comes as one `UrlRun` (their columns), for a consumer that
         formats many entries at a time (`write_jsonl`, `write_csv` and `write_parquet` take these)."""
+        return self._iterate(runs=True)
+
+    def parts(
+        self, fmt: str, folder: str | os.PathLike[str], *, workers: int | None = None
+    ) -> Iterator[UrlEntry | UrlRun | Part]:
+        """Instead of iterating the reader: `runs()`, with the sitemaps below an index parsed on the other
+        cores. Worker processes (`workers`, by default one per core up to 4; with one core, none) fetch
+        nothing: the walk fetches each sitemap as before and hands its body to a worker, which parses it
+        and writes its entries formatted as `fmt` (`jsonl`, `csv` or `parquet`) to a file in `folder`;
+        that sitemap then comes as one `Part`, in its place in the walk. `folder` is the caller's (private,
+        removed by the caller); the writers of `reader.export_child` copy parts into the output.
+        Diagnostics and the tree are as `runs()` has them, in the same order."""
+        if self._iterator is None:
+            n = leaf_workers() if workers is None else workers
+            if n > 0:
+                walk = self._walk
+                walk.leaves = LeafPool(fmt, n, walk.options.max_uncompressed, os.fspath(folder))
         return self._iterate(runs=True)
 
     def _iterate(self, runs: bool) -> Iterator[UrlEntry | UrlRun]:

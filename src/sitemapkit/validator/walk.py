@@ -34,8 +34,9 @@ from sitemapkit.reader.fetch import (
 )
 from sitemapkit.reader.parser import SitemapParser, parse_file
 from sitemapkit.reader.safety import GZIP_MAGIC, detect_encoding, is_utf8_name, known_codec
-from sitemapkit.reader.tree import Refusal, SitemapVisit, TreeWalk, WalkEvents, WalkItem, status_phrase
+from sitemapkit.reader.tree import TreeWalk
 from sitemapkit.reader.walk import ReadOptions
+from sitemapkit.reader.walkevents import Refusal, SitemapVisit, WalkEvents, WalkItem, status_phrase
 from sitemapkit.validator.checks import FileChecks, TreeChecks
 from sitemapkit.validator.report import FileReport, ValidationReport
 
