@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import WORK, Result, print_table, run_cli, run_python
+from common import WORK, Result, busy, print_table, run_cli, run_python
 
 BASE = "https://www.example.com/"
 
@@ -165,10 +165,19 @@ def main() -> None:
     ap.add_argument("--urls", type=int, default=1_000_000)
     ap.add_argument("--only", choices=sorted(SHAPES), action="append")
     ap.add_argument("--against", metavar="SRC", help="the src folder of another checkout to run in turn")
+    ap.add_argument("--busy", type=int, default=0, metavar="N", help="N CPU-bound processes beside.")
     args = ap.parse_args()
+    with busy(args.busy):
+        shapes(args)
+
+
+def shapes(args: argparse.Namespace) -> None:
+    """Every shape asked for, each contender three times in turn."""
     against = str(Path(args.against).resolve()) if args.against else None
     with open("/proc/loadavg") as f:  # a shared machine: the load says how far to trust the numbers
         print("load average at the start:", " ".join(f.read().split()[:3]))
+    if args.busy:
+        print(f"with {args.busy} CPU-bound process(es) beside every run")
     summary: list[str] = []
     for shape in args.only or list(SHAPES):
         src = make_input(shape, args.urls)

@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import WORK, Result, print_table, run_command
+from common import WORK, Result, busy, print_table, run_command
 from siteserver import answer, handler
 
 BENCH = Path(__file__).resolve().parent
@@ -229,6 +229,7 @@ def main() -> int:
     ap.add_argument("--only", default=",".join(DEFAULT), help=f"comma-separated, of {', '.join(CONTENDERS)}")
     ap.add_argument("--compare", type=Path, help="another checkout, for the local-compare contender")
     ap.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--busy", type=int, default=0, metavar="N", help="N CPU-bound processes beside.")
     args = ap.parse_args()
     if args.small:
         args.sites, args.urls = 100, 1000
@@ -264,7 +265,8 @@ def main() -> int:
         assert farm.stdout is not None
         if farm.stdout.readline().strip() != "READY":
             raise SystemExit("the site farm did not start")
-        results = [_run(name, listing, args.concurrency, args.compare) for name in chosen]
+        with busy(args.busy):
+            results = [_run(name, listing, args.concurrency, args.compare) for name in chosen]
     finally:
         if farm.stdin is not None:
             farm.stdin.close()

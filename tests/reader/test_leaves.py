@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemapkit.core.diagnostics import Diagnostic
+from sitemapkit.core.errors import UsageError
 from sitemapkit.reader.export_child import write_reader
 from sitemapkit.reader.leaves import LeafPool, LeafWorkerError
 from sitemapkit.reader.walk import read
@@ -327,8 +328,13 @@ def test_a_worker_that_dies_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_parts_need_a_known_format(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="format"):
+    (tmp_path / "x.xml").write_text(_urlset(_urls(1)))
+    with pytest.raises(UsageError, match="format"):
         LeafPool("xml", 2, 1, str(tmp_path))
+    with pytest.raises(UsageError, match="format"):
+        read(str(tmp_path / "x.xml")).parts("xml", tmp_path)
+    with pytest.raises(UsageError, match="workers"):
+        read(str(tmp_path / "x.xml")).parts("csv", tmp_path, workers=-1)
 
 
 def test_output_goes_on_while_a_later_body_is_held(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from typing import IO, Any, Final
 
 from sitemapkit.core.child import cpus, python_command
 from sitemapkit.core.diagnostics import Diagnostic
-from sitemapkit.core.errors import SitemapkitError
+from sitemapkit.core.errors import SitemapkitError, UsageError
 from sitemapkit.core.model import IndexEntry, UrlEntry
 from sitemapkit.reader.runs import Part, UrlRun
 
@@ -188,7 +188,7 @@ class LeafPool:
 
     def __init__(self, fmt: str, workers: int, max_uncompressed: int, folder: str) -> None:
         if fmt not in FORMATS:
-            raise ValueError(f"no leaf workers for the format {fmt!r}")
+            raise UsageError(f"no leaf workers for the format {fmt!r}; one of {', '.join(FORMATS)}")
         self.fmt = fmt
         self.max_workers = workers
         self.max_uncompressed = max_uncompressed
