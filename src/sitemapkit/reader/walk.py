@@ -229,7 +229,7 @@ class Reader(_ReaderBase):
         removed by the caller); the writers of `reader.export_child` copy parts into the output.
         Diagnostics and the tree are as `runs()` has them, in the same order."""
         if fmt not in LEAF_FORMATS:
-            raise UsageError(f"parts are written as one of {', '.join(LEAF_FORMATS)}, not {fmt!r}")
+            raise UsageError(f"parts are written in a format of {', '.join(LEAF_FORMATS)}, not {fmt!r}")
         if workers is not None and workers < 0:
             raise UsageError(f"workers must be 0 or more, not {workers}")
         if self._iterator is None:
