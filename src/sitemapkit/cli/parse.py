@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import signal
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +31,7 @@ from sitemapkit.core.escape import csv_cell, for_terminal
 from sitemapkit.core.files import atomic_write, sweep_stale_temps
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.export_child import ChildWriterError, write_reader
+from sitemapkit.reader.leaves import LeafWorkerError
 from sitemapkit.reader.parquet import require_pyarrow
 from sitemapkit.reader.runs import Part, UrlRun
 from sitemapkit.reader.walk import (
@@ -204,9 +206,13 @@ def parse(
     except _NothingRead:
         pass  # said below, after the diagnostics; the output file, if any, is left as it was
     except (KeyboardInterrupt, Terminated) as exc:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the clean-up short
         reader.close()
         how, status = interruption(exc)
         fail(how, status=status)
+    except LeafWorkerError as exc:
+        reader.close()
+        fail(str(exc))
     except BrokenPipeError:
         # The consumer (`| head`) has what it wanted; stop quietly.
         reader.close()

@@ -32,6 +32,7 @@ from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.reader.export import TextCache, chunks, write_csv, write_jsonl
+from sitemapkit.reader.leaves import leaf_workers
 from sitemapkit.reader.runs import Part, UrlRun
 
 if TYPE_CHECKING:
@@ -216,13 +217,51 @@ def write_reader(
     if child is None:
         runs: Iterator[Any] = reader.runs()
         return _write(fmt, cast("Iterable[UrlEntry | UrlRun]", wrap(runs) if wrap is not None else runs), out)
+    n = leaf_workers() if workers is None else workers
+    folder = _parts_folder() if n > 0 else None
     try:
-        with tempfile.TemporaryDirectory(prefix="sitemapkit-parts-") as folder:  # mode 0700
-            parts = reader.parts(fmt, folder, workers=workers)
-            return child.write(wrap(parts) if wrap is not None else parts)
+        items = reader.parts(fmt, folder, workers=n) if folder is not None else reader.runs()
+        return child.write(wrap(items) if wrap is not None else items)
     except BaseException:
         child.kill()
+        reader.close()  # the workers stop before their folder goes
         raise
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_PARTS_PREFIX: Final = "sitemapkit-parts-"
+
+
+def _parts_folder() -> str:
+    """A private folder for the leaf workers' files (mode 0700, this process's id in its name), once the
+    folders of runs that died without removing theirs (killed) are gone."""
+    temp = tempfile.gettempdir()
+    _sweep_stale_parts(temp)
+    return tempfile.mkdtemp(prefix=f"{_PARTS_PREFIX}{os.getpid()}-", dir=temp)
+
+
+def _sweep_stale_parts(temp: str) -> None:
+    """Remove the parts folders in `temp` of this user whose process is gone."""
+    try:
+        names = os.listdir(temp)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(_PARTS_PREFIX) :].partition("-")[0]
+        if not name.startswith(_PARTS_PREFIX) or not pid.isdigit():
+            continue
+        path = os.path.join(temp, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (OSError, OverflowError):  # alive under another user, or not ours to judge
+            continue
 
 
 def _write(fmt: str, items: Iterable[UrlEntry | UrlRun], out: IO[Any]) -> int:

@@ -48,6 +48,7 @@ _CUT_SHORT: Final = frozenset({"parse-error", "compression-error"})
 """What the parser says about a body that ends early: not reported after `download-too-large` (as
 `TreeWalk` does)."""
 _WORKER_MODULE: Final = "sitemapkit.reader.leaves"
+_ROOM: Final = " (run with --workers 1, or set TMPDIR to a folder with room)"
 _NEW_FILE: Final = (
     os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 )
@@ -68,8 +69,9 @@ class LeafWorkerError(SitemapkitError):
 
 @dataclass(slots=True)
 class LeafResult:
-    """What a worker learned of one sitemap: the parser's diagnostics (those of reading, then those of
-    closing it), the index entries it listed, and the document's facts as `SitemapParser` has them."""
+    """What a worker learned of one sitemap: the parser's diagnostics (in a file, those of reading it and
+    then those of closing it: `diagnostics()`), the index entries it listed, and the document's facts as
+    `SitemapParser` has them."""
 
     kind: str | None
     ok: bool
@@ -78,11 +80,27 @@ class LeafResult:
     truncated: bool
     count: int
     first_error: str | None
-    read_diagnostics: list[Diagnostic] = field(default_factory=list)
-    close_diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics_file: str | None = None
+    """The diagnostics, pickled one after the other (None: there were none); streamed, never all held:
+    a sitemap may have millions."""
+    read_count: int = 0
+    """How many of them are of reading the body (the rest are of closing it)."""
     children: list[IndexEntry] = field(default_factory=list)
     part: Part | None = None
     """The entries formatted (None when there are none)."""
+
+    def diagnostics(self) -> Iterator[Diagnostic]:
+        """The diagnostics in order, read from their file, which is removed."""
+        if self.diagnostics_file is None:
+            return
+        with open(self.diagnostics_file, "rb") as f:
+            os.unlink(self.diagnostics_file)
+            load = pickle.load
+            while True:
+                try:
+                    yield load(f)
+                except EOFError:
+                    return
 
 
 class LeafJob:
@@ -98,11 +116,18 @@ class LeafJob:
         self._result: asyncio.Future[LeafResult] | None = None
 
     def feed(self, piece: bytes) -> None:
-        """The next piece of the body, as downloaded (or read from the file)."""
+        """The next piece of the body, as downloaded (or read from the file). Raises `LeafWorkerError` if
+        it cannot be written (a full temporary folder)."""
         assert self._body is not None
         view = memoryview(piece)
-        while view:
-            view = view[os.write(self._body, view) :]
+        try:
+            while view:
+                view = view[os.write(self._body, view) :]
+        except OSError as exc:
+            where, why = os.path.dirname(self._paths[0]), exc.strerror or exc
+            raise LeafWorkerError(
+                f"cannot write a sitemap's body for the parse workers in {where}: {why}{_ROOM}"
+            ) from None
         self._worker.send(("piece", len(piece)))
 
     def end(self, how: str, capped: bool) -> None:
@@ -116,6 +141,9 @@ class LeafJob:
         """The document's kind, as soon as the worker's parser knows it (after `end` at the latest)."""
         if self._kind is None:
             message = await self._worker.receive()
+            if message[0] == "failed":
+                self._worker.job = None
+                raise LeafWorkerError(f"a parse worker could not write its files: {message[2]}{_ROOM}")
             if message[0] != "kind" or message[1] != self.number:  # pragma: no cover - a bug
                 raise LeafWorkerError(f"a parse worker answered out of turn: {message[0]!r}")
             self._kind = (message[2],)
@@ -131,6 +159,9 @@ class LeafJob:
     async def _receive(self) -> LeafResult:
         await self.kind()
         message = await self._worker.receive()
+        if message[0] == "failed":  # it could not write its files: said in one line
+            self._worker.job = None
+            raise LeafWorkerError(f"a parse worker could not write its files: {message[2]}{_ROOM}")
         if message[0] != "done" or message[1] != self.number:  # pragma: no cover - a bug
             raise LeafWorkerError(f"a parse worker answered out of turn: {message[0]!r}")
         self._worker.job = None
@@ -159,6 +190,8 @@ class _Worker:
     def send(self, message: tuple[Any, ...]) -> None:
         stdin = self.process.stdin
         assert stdin is not None
+        if stdin.is_closing():  # it died: its result says so
+            return
         stdin.write(pickle.dumps(message, 5))
 
     async def receive(self) -> tuple[Any, ...]:
@@ -289,17 +322,21 @@ def _job(
 
     closing: list[bool] = []  # set once the parser is being closed
     capped: list[bool] = []
-    read_diagnostics: list[Diagnostic] = []
-    close_diagnostics: list[Diagnostic] = []
+    counts = [0, 0]  # diagnostics of reading, of closing
     first_error: list[str] = []
+    diagnostics_path = part_path + ".diagnostics"
+    spool: list[IO[bytes]] = []
 
     def on_diagnostic(d: Diagnostic) -> None:
         if closing:
             if capped and d.code in _CUT_SHORT:
                 return
-            close_diagnostics.append(d)
+            counts[1] += 1
         else:
-            read_diagnostics.append(d)
+            counts[0] += 1
+        if not spool:
+            spool.append(open(diagnostics_path, "xb"))  # noqa: SIM115  # closed below
+        pickle.dump(d, spool[0], 5)
         if d.is_error and not first_error:
             first_error.append(f"[{d.code}] {d.message}")
 
@@ -340,7 +377,8 @@ def _job(
                 yield from route(parser.close())
             return
 
-    with open(body_path, "rb") as body:
+    with open(body_path, "rb") as body, contextlib.ExitStack() as stack:
+        stack.callback(lambda: spool and spool[0].close())
         os.unlink(body_path)
         if fmt == "parquet":
             encode = Encoder()
@@ -369,8 +407,8 @@ def _job(
         truncated=parser.truncated,
         count=count,
         first_error=first_error[0] if first_error else None,
-        read_diagnostics=read_diagnostics,
-        close_diagnostics=close_diagnostics,
+        diagnostics_file=diagnostics_path if spool else None,
+        read_count=counts[0],
         children=children,
         part=part,
     )
@@ -388,7 +426,11 @@ def main() -> int:
         except EOFError:
             return 0
         _, number, name, body_path, part_path, fmt, max_uncompressed = message
-        result = _job(number, name, body_path, part_path, fmt, max_uncompressed, inbox, out)
+        try:
+            result = _job(number, name, body_path, part_path, fmt, max_uncompressed, inbox, out)
+        except OSError as exc:  # its files (a full temporary folder): the walk stops with this message
+            _send(out, ("failed", number, f"{exc.strerror or exc}: {exc.filename or part_path}"))
+            return 1
         _send(out, ("done", number, result))
 
 

@@ -590,7 +590,10 @@ class TreeWalk:
             self._handed.popleft()
             item = handed.item
             node = item.node
-            for d in (*result.read_diagnostics, *handed.during, *result.close_diagnostics, *handed.after):
+            said = result.diagnostics()
+            for d in itertools.chain(
+                itertools.islice(said, result.read_count), handed.during, said, handed.after
+            ):
                 emit(d)
             node.kind = result.kind if result.ok else None
             node.compressed = result.compressed
