@@ -242,7 +242,7 @@ def test_sigterm_during_the_renames_is_held_like_ctrl_c() -> None:
     import os
     import signal
 
-    from sitemapkit.generator.publish import interrupts_held
+    from sitemapkit.core.runner import interrupts_held
 
     seen: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))

@@ -307,7 +307,8 @@ def test_cli_ctrl_c_stops_the_leaf_workers_and_leaves_no_file(server: LocalServe
     assert not out.exists()
     assert not list(temp.iterdir())  # the parts' folder went too
     for pid in workers:
-        assert not Path(f"/proc/{pid}").exists()
+        stat = Path(f"/proc/{pid}/stat")
+        assert not stat.exists(), (stat.read_text() if stat.exists() else "", err)
 
 
 # --- a worker that dies ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["cpus", "python_command"]
+__all__ = ["cpus", "leaf_workers", "python_command"]
 
 
 def cpus() -> int:
@@ -19,6 +19,13 @@ def cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def leaf_workers() -> int:
+    """How many leaf workers `sitemapkit parse` uses by default (`reader.leaves`): one per core, up to 4;
+    with one core none (the walk parses everything itself)."""
+    n = cpus()
+    return 0 if n < 2 else min(n, 4)
 
 
 def python_command(module: str, *args: str) -> list[str]:

@@ -2,6 +2,8 @@
 blocking one, each from the one declaration of its parameters.
 
 `run_stoppable`: `asyncio.run` for a command's event loop, where SIGTERM stops the run as Ctrl-C does.
+`interrupts_held`: Ctrl-C and SIGTERM held back while a block that must finish runs (a set's commit, the
+stopping of helper processes).
 
 The CLI's SIGTERM handler raises `Terminated` wherever the main thread is. Inside an event loop that is the
 middle of some task's step: that task ends with the exception, the others (a `gather`'s workers, the HTTP
@@ -15,9 +17,11 @@ with` blocks close), and then `Terminated` is raised from `run_stoppable` itself
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import signal
-from collections.abc import Callable, Coroutine
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 from sitemapkit.core.errors import Terminated, UsageError
@@ -101,3 +105,25 @@ def run_stoppable(coro: Coroutine[Any, Any, T]) -> T:
 
 
 __all__ = ["run_stoppable"]
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[list[int]]:
+    """Hold SIGINT back while the block runs (in the main thread, where Python handles signals), and
+    SIGTERM where a Python handler takes it (the CLI's); yields a list that gets the signal numbers that
+    came, so the caller can raise once the block is done."""
+    came: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield came
+        return
+    held: list[tuple[signal.Signals, Any]] = []
+    for number in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(number)
+        if callable(previous):  # not None, SIG_DFL or SIG_IGN: those stay as they are
+            held.append((number, previous))
+            signal.signal(number, lambda signum, frame: came.append(signum))
+    try:
+        yield came
+    finally:
+        for number, previous in held:
+            signal.signal(number, previous)

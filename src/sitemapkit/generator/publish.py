@@ -19,11 +19,8 @@ import contextlib
 import json
 import os
 import secrets
-import signal
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from sitemapkit.core.errors import PublishError
 from sitemapkit.core.files import AtomicFile, atomic_write, commit_in_order
@@ -158,25 +155,3 @@ def same_bytes(new: Path, old: Path) -> bool:
 def is_plain_name(name: str) -> bool:
     """A file name of the folder itself, not hidden (what a manifest may list)."""
     return "/" not in name and "\\" not in name and name not in ("", ".", "..") and not name.startswith(".")
-
-
-@contextlib.contextmanager
-def interrupts_held() -> Iterator[list[int]]:
-    """Hold SIGINT back while the block runs (in the main thread, where Python handles signals), and
-    SIGTERM where a Python handler takes it (the CLI's); yields a list that gets the signal numbers that
-    came, so the caller can raise once the block is done."""
-    came: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield came
-        return
-    held: list[tuple[signal.Signals, Any]] = []
-    for number in (signal.SIGINT, signal.SIGTERM):
-        previous = signal.getsignal(number)
-        if callable(previous):  # not None, SIG_DFL or SIG_IGN: those stay as they are
-            held.append((number, previous))
-            signal.signal(number, lambda signum, frame: came.append(signum))
-    try:
-        yield came
-    finally:
-        for number, previous in held:
-            signal.signal(number, previous)

@@ -41,13 +41,14 @@ from sitemapkit.core.errors import (
 )
 from sitemapkit.core.files import AtomicFile
 from sitemapkit.core.model import Alternate, Image, IndexEntry, Lastmod, News, UrlEntry, Video
+from sitemapkit.core.runner import interrupts_held
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.assembly import Assembler
 from sitemapkit.generator.deflate import GzipWriter
 from sitemapkit.generator.lanes import BulkLane, add_list_batch, add_record_batch
 from sitemapkit.generator.parts import FOOTER, Parts
 from sitemapkit.generator.pipeline import Pipeline
-from sitemapkit.generator.publish import check_writable, commit_set, interrupts_held
+from sitemapkit.generator.publish import check_writable, commit_set
 from sitemapkit.generator.publish import manifest_name as manifest_name
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.serialize import (

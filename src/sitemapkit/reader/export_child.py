@@ -27,12 +27,12 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any, Final, cast
 
-from sitemapkit.core.child import python_command
+from sitemapkit.core.child import leaf_workers, python_command
 from sitemapkit.core.dates import parse_w3c
-from sitemapkit.core.errors import UsageError
+from sitemapkit.core.errors import Terminated, UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
+from sitemapkit.core.runner import interrupts_held
 from sitemapkit.reader.export import TextCache, chunks, write_csv, write_jsonl
-from sitemapkit.reader.leaves import leaf_workers
 from sitemapkit.reader.runs import Part, UrlRun
 
 if TYPE_CHECKING:
@@ -222,9 +222,12 @@ def write_reader(
     try:
         items = reader.parts(fmt, folder, workers=n) if folder is not None else reader.runs()
         return child.write(wrap(items) if wrap is not None else items)
-    except BaseException:
+    except BaseException as exc:
         child.kill()
-        reader.close()  # the workers stop before their folder goes
+        with interrupts_held() as came:  # a second Ctrl-C waits until the workers are stopped
+            reader.close()  # the workers stop before their folder goes
+        if came and not isinstance(exc, KeyboardInterrupt | Terminated):
+            raise KeyboardInterrupt from exc
         raise
     finally:
         if folder is not None:

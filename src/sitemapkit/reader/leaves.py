@@ -28,16 +28,18 @@ import contextlib
 import os
 import pickle
 import struct
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Final
 
-from sitemapkit.core.child import cpus, python_command
+from sitemapkit.core.child import leaf_workers, python_command
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.errors import SitemapkitError, UsageError
 from sitemapkit.core.model import IndexEntry, UrlEntry
+from sitemapkit.core.runner import interrupts_held
 from sitemapkit.reader.runs import Part, UrlRun
 
 __all__ = ["LeafJob", "LeafPool", "LeafResult", "LeafWorkerError", "leaf_workers"]
@@ -48,6 +50,8 @@ _CUT_SHORT: Final = frozenset({"parse-error", "compression-error"})
 """What the parser says about a body that ends early: not reported after `download-too-large` (as
 `TreeWalk` does)."""
 _WORKER_MODULE: Final = "sitemapkit.reader.leaves"
+_STOP_GRACE: Final = 5.0
+"""Seconds an idle worker may take to end at the end of its input (it may still be importing)."""
 _ROOM: Final = " (run with --workers 1, or set TMPDIR to a folder with room)"
 _NEW_FILE: Final = (
     os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -182,25 +186,36 @@ class LeafJob:
 
 
 class _Worker:
-    def __init__(self, process: asyncio.subprocess.Process, errors: IO[bytes]) -> None:
+    """One worker process: its stdin written to at once (small messages the worker reads as it goes), its
+    stdout read through the event loop (`stdout`, once connected)."""
+
+    def __init__(self, process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
         self.process = process
         self.errors = errors
         self.job: LeafJob | None = None
+        self.stdout: asyncio.StreamReader | None = None
+        self.transport: asyncio.BaseTransport | None = None
+        self._alive = True
 
     def send(self, message: tuple[Any, ...]) -> None:
         stdin = self.process.stdin
         assert stdin is not None
-        if stdin.is_closing():  # it died: its result says so
+        if not self._alive:  # it died: its result says so
             return
-        stdin.write(pickle.dumps(message, 5))
+        try:
+            stdin.write(pickle.dumps(message, 5))
+            stdin.flush()
+        except (BrokenPipeError, ValueError):  # ended (or closed by `LeafPool.close`)
+            self._alive = False
 
     async def receive(self) -> tuple[Any, ...]:
-        stdout = self.process.stdout
+        stdout = self.stdout
         assert stdout is not None
         try:
             (size,) = _HEADER.unpack(await stdout.readexactly(_HEADER.size))
             message: tuple[Any, ...] = pickle.loads(await stdout.readexactly(size))
         except asyncio.IncompleteReadError:
+            self._alive = False
             raise LeafWorkerError(self._why()) from None
         return message
 
@@ -209,6 +224,26 @@ class _Worker:
         lines = self.errors.read().decode("utf-8", "replace").strip().splitlines()
         said = f": {lines[-1]}" if lines else ""
         return f"a parse worker process ended before finishing a sitemap{said}"
+
+    def stop(self) -> None:
+        """End it (killed if busy) and wait for it, however the walk ended: no process is left behind,
+        not even for a moment after the parent (it is reaped here, not by whoever adopts it)."""
+        process = self.process
+        if self.job is not None:
+            self.job.drop()
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        with contextlib.suppress(OSError, ValueError):
+            if process.stdin is not None:
+                process.stdin.close()  # an idle worker ends at the end of its input
+        try:
+            process.wait(_STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if self.transport is not None:
+            self.transport.close()
+        self.errors.close()
 
 
 class LeafPool:
@@ -262,39 +297,39 @@ class LeafPool:
 
     async def _start(self) -> _Worker:
         errors = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
-        process = await asyncio.create_subprocess_exec(
-            *python_command(_WORKER_MODULE),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
+        # started without awaiting, and known to the pool at once: a Ctrl-C at any moment finds every
+        # process it has to stop in `_workers`
+        process = subprocess.Popen(
+            python_command(_WORKER_MODULE),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=errors,
             start_new_session=True,  # Ctrl-C is the parent's: a worker ends at the end of its input
         )
         worker = _Worker(process, errors)
         self._workers.append(worker)
+        reader = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
+        worker.transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), process.stdout
+        )
+        worker.stdout = reader
         return worker
 
     async def close(self) -> None:
         """Stop the workers: each ends at the end of its input; a busy one (the walk stopped early) is
-        killed."""
+        killed. Each is waited for here."""
         workers, self._workers = self._workers, []
-        for worker in workers:
-            if worker.job is not None:
-                worker.job.drop()
-                with contextlib.suppress(ProcessLookupError):
-                    worker.process.kill()
-            stdin = worker.process.stdin
-            if stdin is not None and not stdin.is_closing():
-                stdin.close()
-        for worker in workers:
-            try:
-                async with asyncio.timeout(5.0):
-                    await worker.process.wait()
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    worker.process.kill()
-                await worker.process.wait()
-            finally:
-                worker.errors.close()
+        # Ctrl-C is held meanwhile: this runs when the walk ends, which an interrupt may be the reason of
+        # (a second Ctrl-C would cut the stopping short and leave processes); one that comes while the
+        # walk ends normally is lost, the run being over by then
+        with interrupts_held():
+            for worker in workers:
+                if worker.job is not None:
+                    worker.stop()
+            for worker in workers:
+                if worker.job is None:
+                    worker.stop()
 
 
 # -- the worker process -------------------------------------------------------------------------------
@@ -432,10 +467,3 @@ def main() -> int:
             _send(out, ("failed", number, f"{exc.strerror or exc}: {exc.filename or part_path}"))
             return 1
         _send(out, ("done", number, result))
-
-
-def leaf_workers() -> int:
-    """How many leaf workers a walk uses by default: one per core, up to 4 (with one core, none: the
-    walk parses everything itself)."""
-    n = cpus()
-    return 0 if n < 2 else min(n, 4)

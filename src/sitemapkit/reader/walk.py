@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, 
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final, Literal, ParamSpec, cast, overload
 
+from sitemapkit.core.child import leaf_workers
 from sitemapkit.core.constants import DEFAULT_RETRIES
 from sitemapkit.core.diagnostics import DiagnosticHandler, DiagnosticLog
 from sitemapkit.core.errors import UsageError
@@ -23,7 +24,7 @@ from sitemapkit.reader.discover import classify
 from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import FetchOptions
 from sitemapkit.reader.leaves import FORMATS as LEAF_FORMATS
-from sitemapkit.reader.leaves import LeafPool, leaf_workers
+from sitemapkit.reader.leaves import LeafPool
 from sitemapkit.reader.runs import Part, UrlRun
 from sitemapkit.reader.tree import Batch, SitemapNode, TreeWalk, WalkEvents, with_fetch_options
 
