@@ -42,7 +42,7 @@ from sitemapkit.core.model import IndexEntry, UrlEntry
 from sitemapkit.core.runner import interrupts_held
 from sitemapkit.reader.runs import Part, UrlRun
 
-__all__ = ["LeafJob", "LeafPool", "LeafResult", "LeafWorkerError", "leaf_workers"]
+__all__ = ["LeafJob", "LeafPool", "LeafResult", "LeafWorkerError", "check_format", "leaf_workers"]
 
 FORMATS: Final = ("jsonl", "csv", "parquet")
 _HEADER: Final = struct.Struct("<I")
@@ -64,6 +64,12 @@ LEAVE_OPEN: Final = "open"
 """Cut short, its tail not parsed (`WalkEvents.close_cut_body` False)."""
 FAILED: Final = "failed"
 """Could not be read on (a local file's read error): not a sitemap."""
+
+
+def check_format(fmt: str) -> None:
+    """A `UsageError` unless leaf workers can write `fmt`."""
+    if fmt not in FORMATS:
+        raise UsageError(f"parts are written in a format of {', '.join(FORMATS)}, not {fmt!r}")
 
 
 class LeafWorkerError(SitemapkitError):
@@ -144,13 +150,7 @@ class LeafJob:
     async def kind(self) -> str | None:
         """The document's kind, as soon as the worker's parser knows it (after `end` at the latest)."""
         if self._kind is None:
-            message = await self._worker.receive()
-            if message[0] == "failed":
-                self._worker.job = None
-                raise LeafWorkerError(f"a parse worker could not write its files: {message[2]}{_ROOM}")
-            if message[0] != "kind" or message[1] != self.number:  # pragma: no cover - a bug
-                raise LeafWorkerError(f"a parse worker answered out of turn: {message[0]!r}")
-            self._kind = (message[2],)
+            self._kind = (await self._answer("kind"),)
         return self._kind[0]
 
     def result(self) -> asyncio.Future[LeafResult]:
@@ -162,15 +162,20 @@ class LeafJob:
 
     async def _receive(self) -> LeafResult:
         await self.kind()
+        result: LeafResult = await self._answer("done")
+        self._worker.job = None
+        return result
+
+    async def _answer(self, what: str) -> Any:
+        """The worker's next message about this job, which must be `what` ("kind", "done"); a worker that
+        could not write its files ("failed") is said in one line."""
         message = await self._worker.receive()
-        if message[0] == "failed":  # it could not write its files: said in one line
+        if message[0] == "failed":
             self._worker.job = None
             raise LeafWorkerError(f"a parse worker could not write its files: {message[2]}{_ROOM}")
-        if message[0] != "done" or message[1] != self.number:  # pragma: no cover - a bug
+        if message[0] != what or message[1] != self.number:  # pragma: no cover - a bug
             raise LeafWorkerError(f"a parse worker answered out of turn: {message[0]!r}")
-        self._worker.job = None
-        result: LeafResult = message[2]
-        return result
+        return message[2]
 
     def drop(self) -> None:
         """The walk stopped before taking the result."""
@@ -255,8 +260,7 @@ class LeafPool:
     (which it does after the walk has ended); no file is created in it through a symlink."""
 
     def __init__(self, fmt: str, workers: int, max_uncompressed: int, folder: str) -> None:
-        if fmt not in FORMATS:
-            raise UsageError(f"no leaf workers for the format {fmt!r}; one of {', '.join(FORMATS)}")
+        check_format(fmt)
         self.fmt = fmt
         self.max_workers = workers
         self.max_uncompressed = max_uncompressed

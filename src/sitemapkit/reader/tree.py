@@ -34,9 +34,9 @@ import itertools
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from urllib.parse import urlsplit
 
 from sitemapkit.core.diagnostics import Diagnostic
@@ -70,6 +70,8 @@ if TYPE_CHECKING:
     from sitemapkit.reader.walk import ReadOptions
 
 __all__ = ["Batch", "Refusal", "SitemapNode", "SitemapVisit", "TreeWalk", "WalkEvents", "WalkItem"]
+
+T = TypeVar("T")
 
 FILE_CHUNK: Final = 64 * 1024
 URL_KINDS: Final = frozenset({"urlset", "text", "rss", "atom"})
@@ -324,7 +326,7 @@ class TreeWalk:
             try:
                 if self._handed:  # the output goes on while the walk waits for this answer
                     got: list[FetchResponse] = []
-                    async with contextlib.aclosing(self._response(download, got)) as settling:
+                    async with contextlib.aclosing(self._awaiting(download.response(), got)) as settling:
                         async for batch in settling:
                             yield batch
                     response = got[0]
@@ -466,19 +468,21 @@ class TreeWalk:
             # stopped early (a cap of its own, an error) leaves it truncated.
             if not finished and node.error is None:
                 node.truncated = True
-            node.kind = parser.kind if parser.ok else None
-            node.compressed = parser.compressed
-            node.uncompressed_bytes = parser.uncompressed_bytes
-            node.truncated = node.truncated or parser.truncated
+            node.record(parser)
             if response is not None:
                 node.bytes = response.raw_bytes
         if node.kind is None and node.error is None:
             node.error = first_error[0] if first_error else "not a sitemap"
         if visit is not None:
             visit.finish(parser, complete)
-        if node.kind == "sitemapindex":
+        self._index_read(item, children)
+
+    def _index_read(self, item: WalkItem, children: _Plan) -> None:
+        """After a sitemap was read: if it was an index, its children come next (`nested-index` first, if
+        an index listed it)."""
+        if item.node.kind == "sitemapindex":
             if item.parent is not None:
-                events.nested_index(item)
+                self.events.nested_index(item)
             self._schedule(children)
 
     # -- sitemaps parsed by the leaf workers ------------------------------------------------------
@@ -515,24 +519,14 @@ class TreeWalk:
         body = aiter(pieces)
         try:
             while True:
-                if self._handed[0] is handed:
-                    try:
-                        piece = await anext(body)
-                    except StopAsyncIteration:
-                        break
-                else:  # the output of the sitemaps handed before goes on while this body comes
-                    waiting = asyncio.ensure_future(_next(body))
-                    try:
-                        async with contextlib.aclosing(self._meanwhile(waiting, handed)) as settling:
-                            async for batch in settling:
-                                yield batch
-                        got = await waiting
-                    finally:
-                        await _cancelled(waiting)
-                    if got is None:
-                        break
-                    piece = got[0]
-                job.feed(piece)
+                # the output of the sitemaps handed before goes on while this body comes
+                got: list[tuple[bytes] | None] = []
+                async with contextlib.aclosing(self._awaiting(_next(body), got, handed)) as settling:
+                    async for batch in settling:
+                        yield batch
+                if got[0] is None:
+                    break
+                job.feed(got[0][0])
                 if response is not None:
                     node.bytes = response.raw_bytes
         except FetchError as exc:
@@ -553,12 +547,15 @@ class TreeWalk:
                 async for batch in settling:
                     yield batch
 
-    async def _response(self, download: Download, got: list[FetchResponse]) -> AsyncGenerator[Batch, None]:
-        """`download`'s response, into `got` (or its `FetchError`); meanwhile the leaf workers' results
-        that come in are taken (`_meanwhile`), so that a slow answer does not hold up the output."""
-        waiting = asyncio.ensure_future(download.response())
+    async def _awaiting(
+        self, awaitable: Awaitable[T], got: list[T], before: _Handed | None = None
+    ) -> AsyncGenerator[Batch, None]:
+        """`awaitable`'s value, into `got` (or its exception); meanwhile the results of the sitemaps
+        handed to leaf workers (before `before`, or all) that come in are taken (`_meanwhile`), so that a
+        slow answer or body does not hold up the output."""
+        waiting = asyncio.ensure_future(awaitable)
         try:
-            async with contextlib.aclosing(self._meanwhile(waiting)) as settling:
+            async with contextlib.aclosing(self._meanwhile(waiting, before)) as settling:
                 async for batch in settling:
                     yield batch
             got.append(await waiting)
@@ -595,22 +592,15 @@ class TreeWalk:
                 itertools.islice(said, result.read_count), handed.during, said, handed.after
             ):
                 emit(d)
-            node.kind = result.kind if result.ok else None
-            node.compressed = result.compressed
-            node.uncompressed_bytes = result.uncompressed_bytes
-            node.truncated = node.truncated or result.truncated
+            node.record(result)
             node.url_count += result.count
             if handed.how != FAILED:
                 if node.kind is None and node.error is None:
                     node.error = result.first_error or "not a sitemap"
-                if result.children or node.kind == "sitemapindex":
-                    plan = self._plan_children(item)
-                    for child in result.children:
-                        self._take(plan, child)
-                    if node.kind == "sitemapindex":
-                        if item.parent is not None:
-                            self.events.nested_index(item)
-                        self._schedule(plan)
+                plan = self._plan_children(item)
+                for child in result.children:
+                    self._take(plan, child)
+                self._index_read(item, plan)
             if result.part is not None:
                 yield cast(Batch, [result.part])  # only for `Reader.parts`, which takes parts
             if handed is last:

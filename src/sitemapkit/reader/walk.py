@@ -23,8 +23,7 @@ from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.discover import classify
 from sitemapkit.reader.download import Download
 from sitemapkit.reader.fetch import FetchOptions
-from sitemapkit.reader.leaves import FORMATS as LEAF_FORMATS
-from sitemapkit.reader.leaves import LeafPool
+from sitemapkit.reader.leaves import LeafPool, check_format
 from sitemapkit.reader.runs import Part, UrlRun
 from sitemapkit.reader.tree import Batch, SitemapNode, TreeWalk, WalkEvents, with_fetch_options
 
@@ -229,8 +228,7 @@ class Reader(_ReaderBase):
         that sitemap then comes as one `Part`, in its place in the walk. `folder` is the caller's (private,
         removed by the caller); the writers of `reader.export_child` copy parts into the output.
         Diagnostics and the tree are as `runs()` has them, in the same order."""
-        if fmt not in LEAF_FORMATS:
-            raise UsageError(f"parts are written in a format of {', '.join(LEAF_FORMATS)}, not {fmt!r}")
+        check_format(fmt)
         if workers is not None and workers < 0:
             raise UsageError(f"workers must be 0 or more, not {workers}")
         if self._iterator is None:

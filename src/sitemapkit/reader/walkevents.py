@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic
@@ -26,9 +26,32 @@ if TYPE_CHECKING:
     from sitemapkit.reader.parser import SitemapParser
     from sitemapkit.reader.walk import ReadOptions
 
-__all__ = ["Refusal", "SitemapNode", "SitemapVisit", "WalkEvents", "WalkItem", "status_phrase"]
+__all__ = [
+    "DocumentFacts",
+    "Refusal",
+    "SitemapNode",
+    "SitemapVisit",
+    "WalkEvents",
+    "WalkItem",
+    "status_phrase",
+]
 
 SITEMAP_KINDS: Final = frozenset({"urlset", "sitemapindex", "text", "rss", "atom"})
+
+
+class DocumentFacts(Protocol):
+    """What a parser knows of the document it read: `SitemapParser`, or a leaf worker's `LeafResult`."""
+
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def compressed(self) -> bool: ...
+    @property
+    def uncompressed_bytes(self) -> int: ...
+    @property
+    def truncated(self) -> bool: ...
 
 
 @dataclass(eq=False, slots=True)
@@ -58,6 +81,13 @@ class SitemapNode:
     truncated: bool = False
     """Reading stopped early (a cap, a broken connection, a cut-off file); complete entries were kept."""
     lastmod_text: str | None = None  # `lastmod` as the parent index wrote it (`IndexEntry.lastmod_text`)
+
+    def record(self, facts: DocumentFacts) -> None:
+        """What a parser learned of the document (the walk's own, or a leaf worker's `LeafResult`)."""
+        self.kind = facts.kind if facts.ok else None
+        self.compressed = facts.compressed
+        self.uncompressed_bytes = facts.uncompressed_bytes
+        self.truncated = self.truncated or facts.truncated
 
     @property
     def read_ok(self) -> bool:
