@@ -253,59 +253,65 @@ def test_cli_workers_same_output_and_messages(server: LocalServer, tmp_path: Pat
     assert b"Traceback" not in runs["2"][1]
 
 
+class HeldRun:
+    """`sitemapkit parse -o FILE --workers 2` of `_serve`'s tree, in a TMPDIR of its own, with the answer
+    for `/c.txt` held until `release` is set (or a minute passes); as a context, the run is ended and the
+    answer released on the way out."""
+
+    def __init__(self, server: LocalServer, tmp_path: Path) -> None:
+        index = _serve(server)
+        self.server = server
+        self.release = threading.Event()
+        route = server.routes["/c.txt"]
+
+        def held(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+            self.release.wait(60)
+            return 200, route.headers, route.body
+
+        server.handle("/c.txt", held)
+        self.temp = tmp_path / "temp"
+        self.temp.mkdir()
+        self.out = tmp_path / "urls.jsonl"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sitemapkit", "parse", index, *HELD_ARGS, "-o", str(self.out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "TMPDIR": str(self.temp)},
+        )
+
+    def workers(self) -> list[int]:
+        """Once the run asked for the held sitemap (maybe ahead of its turn) and has its two leaf workers
+        (the sitemaps before it handed to them): their process ids."""
+        deadline = time.monotonic() + 60  # a hang guard, not a timing claim
+        found: list[int] = []
+        while "/c.txt" not in {r.path for r in self.server.requests} or len(found) < 2:
+            assert time.monotonic() < deadline and self.proc.poll() is None, "the run never got there"
+            time.sleep(0.05)
+            found = [pid for pid, c in _children_of(self.proc.pid).items() if "sitemapkit.reader.leaves" in c]
+        return found
+
+    def __enter__(self) -> HeldRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.proc.kill()
+        self.proc.wait()
+
+
 def test_cli_ctrl_c_stops_the_leaf_workers_and_leaves_no_file(server: LocalServer, tmp_path: Path) -> None:
     """While the third sitemap's answer is held, the run has its leaf workers; Ctrl-C ends them and
     removes their folder (in the run's TMPDIR)."""
-    index = _serve(server)
-    release = threading.Event()
-    body = server.routes["/c.txt"].body
-
-    def held(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        release.wait(120)
-        return 200, {"Content-Type": "text/plain"}, body
-
-    server.handle("/c.txt", held)
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    out = tmp_path / "urls.jsonl"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sitemapkit",
-            "parse",
-            index,
-            "--timeout",
-            "600",
-            "--workers",
-            "2",
-            "-o",
-            str(out),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "TMPDIR": str(temp)},
-    )
-    try:
-        deadline = time.monotonic() + 60  # a hang guard, not a timing claim
-        workers: list[int] = []
-        # asked for the held sitemap (maybe ahead of its turn), and the two before it handed to workers
-        while "/c.txt" not in {r.path for r in server.requests} or len(workers) < 2:
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
-            workers = [pid for pid, c in _children_of(proc.pid).items() if "sitemapkit.reader.leaves" in c]
+    with HeldRun(server, tmp_path) as run:
+        workers = run.workers()
         assert len(workers) == 2
-        assert [p.name[:17] for p in temp.iterdir()] == ["sitemapkit-parts-"]
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        release.set()
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == 130, err
+        assert [p.name[:17] for p in run.temp.iterdir()] == ["sitemapkit-parts-"]
+        run.proc.send_signal(signal.SIGINT)
+        _, err = run.proc.communicate(timeout=30)
+    assert run.proc.returncode == 130, err
     assert b"Traceback" not in err
-    assert not out.exists()
-    assert not list(temp.iterdir())  # the parts' folder went too
+    assert not run.out.exists()
+    assert not list(run.temp.iterdir())  # the parts' folder went too
     for pid in workers:
         stat = Path(f"/proc/{pid}/stat")
         assert not stat.exists(), (stat.read_text() if stat.exists() else "", err)
@@ -390,77 +396,27 @@ def test_output_goes_on_while_a_later_body_is_held(tmp_path: Path) -> None:
 # --- what a hostile review found -------------------------------------------------------------------------
 
 
-def _held(server: LocalServer, path: str) -> threading.Event:
-    """Hold the answer for `path` until the event is set (or a minute passes)."""
-    release = threading.Event()
-    route = server.routes[path]
-
-    def held(_: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        release.wait(60)
-        return 200, route.headers, route.body
-
-    server.handle(path, held)
-    return release
-
-
-def _workers_of(proc: subprocess.Popen[bytes], server: LocalServer, path: str) -> list[int]:
-    """Once the run asked for `path` and has its two leaf workers: their process ids."""
-    deadline = time.monotonic() + 60  # a hang guard, not a timing claim
-    workers: list[int] = []
-    while path not in {r.path for r in server.requests} or len(workers) < 2:
-        assert time.monotonic() < deadline and proc.poll() is None, "the run never got there"
-        time.sleep(0.05)
-        workers = [pid for pid, c in _children_of(proc.pid).items() if "sitemapkit.reader.leaves" in c]
-    return workers
-
-
 def test_a_killed_worker_is_one_line_and_publishes_nothing(server: LocalServer, tmp_path: Path) -> None:
-    index = _serve(server)
-    release = _held(server, "/c.txt")
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    out = tmp_path / "urls.jsonl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sitemapkit", "parse", index, *HELD_ARGS, "-o", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "TMPDIR": str(temp)},
-    )
-    try:
-        for pid in _workers_of(proc, server, "/c.txt"):
+    with HeldRun(server, tmp_path) as run:
+        for pid in run.workers():
             os.kill(pid, signal.SIGKILL)
-        release.set()
-        _, err = proc.communicate(timeout=60)
-    finally:
-        release.set()
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == 1, err
+        run.release.set()
+        _, err = run.proc.communicate(timeout=60)
+    assert run.proc.returncode == 1, err
     lines = err.decode().strip().splitlines()
     assert "parse worker" in lines[-1] and "Traceback" not in err.decode(), err
     assert not any("pipe closed" in line for line in lines)
-    assert not out.exists() and not list(temp.iterdir())
+    assert not run.out.exists() and not list(run.temp.iterdir())
 
 
 def test_two_quick_ctrl_c_give_no_traceback(server: LocalServer, tmp_path: Path) -> None:
-    index = _serve(server)
-    release = _held(server, "/c.txt")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sitemapkit", "parse", index, *HELD_ARGS, "-o", str(tmp_path / "u.jsonl")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        _workers_of(proc, server, "/c.txt")
-        proc.send_signal(signal.SIGINT)
+    with HeldRun(server, tmp_path) as run:
+        run.workers()
+        run.proc.send_signal(signal.SIGINT)
         time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        release.set()
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == 130, err
+        run.proc.send_signal(signal.SIGINT)
+        _, err = run.proc.communicate(timeout=60)
+    assert run.proc.returncode == 130, err
     assert b"Traceback" not in err and b"Exception ignored" not in err, err
 
 
