@@ -197,9 +197,9 @@ def add_list_batch(
         get_lines = repeat(lines).__next__
     escaped = "&" in text or "'" in text
     columns, odd = list_columns(text, get_lines)
-    if not odd:
+    if not odd and isinstance(lines, CanonicalLines):
         # every field of every row is in the columns (XML-escaped): a row the general path takes is
-        # joined again from them, and the batch is not split into lines for the few it needs
+        # joined again from them, and the batch is not decoded and split into lines for the few it needs
         def line(index: int) -> str:
             text = "\t".join([column[index] for column in columns])
             return text.replace("&apos;", "'").replace("&amp;", "&") if escaped else text
@@ -422,25 +422,7 @@ def add_columns(
     lines = data.split(b"\n")
     if len(lines) != n:  # a URL with a line feed in it (a CSV cell may have one): its row is odd anyway
         lines = [loc.encode("utf-8", "surrogatepass") for loc in cast("list[str]", locs)]
-    if not canonical:
-        found = set(_odd_urls(data, lines, locs, folder, own, longest))
-        # a URL the general path would only resolve (`/page`) or lowercase (`HTTPS://Example.com/...`)
-        # to a canonical one is taken so, in the lane
-        origin = folder[: folder.index("/", folder.index("//") + 2)] if "//" in folder else ""
-        rescued = {}
-        for i in found:
-            url = _resolved(cast(str, locs[i]), origin, resolve) if origin else None
-            if url is not None and _canonical(url, folder, own):
-                rescued[i] = url
-        if rescued:
-            locs = list(locs)
-            for i, url in rescued.items():
-                locs[i] = url
-                lines[i] = url.encode("ascii")
-            longest = max(longest, *map(len, rescued.values()))
-            found.difference_update(rescued)
-        odd.update(found)
-    keys = list(map(xxh3_64_intdigest, lines))
+    found = set() if canonical else set(_odd_urls(data, lines, locs, folder, own, longest))
     # the optional columns: each distinct cell checked once; a column whose cells are all written as they
     # stand goes in verbatim between its tags, any other as its cells' elements
     parts = writer.parts
@@ -453,6 +435,7 @@ def add_columns(
     tags: list[tuple[str, str]] = [("", "")]
     lastmod_keys: dict[str | None, str] | None = None
     lastmods: Sequence[str | None] = ()
+    url_longest = longest
     longest += _GROWTH_LOC + 1
     for name, column in zip(_FIELD_ELEMENTS, columns[1:], strict=False):
         texts: dict[str | None, str] = {}
@@ -492,6 +475,24 @@ def add_columns(
                 list(map({v: f"<{name}>{t}</{name}>" if t else "" for v, t in texts.items()}.get, column))
             )
             tags.append(("", ""))
+    if found:
+        # a URL the general path would only resolve (`/page`) or lowercase (`HTTPS://Example.com/...`)
+        # to a canonical one is taken so, in the lane (if nothing else of its row is odd)
+        origin = folder[: folder.index("/", folder.index("//") + 2)] if "//" in folder else ""
+        rescued = {}
+        for i in found.difference(odd) if origin else ():
+            url = _resolved(cast(str, locs[i]), origin, resolve)
+            if url is not None and _canonical(url, folder, own):
+                rescued[i] = url
+        if rescued:
+            locs = slots[0] = list(locs)
+            for i, url in rescued.items():
+                locs[i] = url
+                lines[i] = url.encode("ascii")
+            longest += max(0, max(map(len, rescued.values())) - url_longest)
+            found.difference_update(rescued)
+        odd.update(found)
+    keys = list(map(xxh3_64_intdigest, lines))
     # the XML of row i is OPEN + pieces[i * width : (i + 1) * width] less the last piece's OPEN, laid out by
     # slice assignments (in C): each slot's cells between the closing and opening tags around them
     width = 2 * len(slots)
