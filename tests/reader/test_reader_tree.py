@@ -8,8 +8,9 @@ from pathlib import Path
 
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.reader.fetch import FetchOptions
+from sitemapkit.reader.polite import Politeness
 from sitemapkit.reader.walk import Reader, aread, read
-from tests.support.helpers import InFlight, Sleeps
+from tests.support.helpers import InFlight, Sleeps, assert_paced
 from tests.support.localserver import LocalServer, sequence
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -329,3 +330,19 @@ def test_retries_exhausted_names_the_status_and_attempts(server: LocalServer) ->
     assert entries == [] and len(sleeps.delays) == 2
     (d,) = reader.diagnostics
     assert (d.code, d.message) == ("http-error", "HTTP 503 Service Unavailable (after 3 attempts)")
+
+
+def test_under_a_crawl_delay_the_sitemap_whose_turn_it_is_is_asked_for_first(server: LocalServer) -> None:
+    # the downloads fetched ahead queue behind the one the walk reads next: with a Crawl-delay, each is
+    # asked for in index order, so none is waited for behind later ones. Real time: the pacer spaces the
+    # requests 0.25 s apart, so the server's log shows the order they were let go in
+    server.route("/robots.txt", "User-agent: *\nCrawl-delay: 0.25\n", content_type="text/plain")
+    children = [f"/s{i}.xml" for i in range(4)]
+    for i, path in enumerate(children):
+        server.route(path, urlset(f"https://example.com/{i}"))
+    url = server.route("/index.xml", index(*(server.url(p) for p in children)))
+    options = FetchOptions(politeness=Politeness())  # robots.txt consulted (no origin exempt)
+    entries, _ = run(url, concurrency=4, fetch_options=options)
+    assert [e.loc for e in entries] == [f"https://example.com/{i}" for i in range(4)]
+    assert [r.path for r in server.requests] == ["/robots.txt", "/index.xml", *children]
+    assert_paced([r.at for r in server.requests], 0.25)

@@ -170,6 +170,9 @@ class TreeWalk:
                     continue  # read where an index lists it
                 if item.parent is None and self._roots:
                     self._roots.pop(url_key(item.node.url), None)
+                if item.download is None and not item.local and item.refusal is None:
+                    # its request first: those fetched ahead queue behind it at the host's pacer
+                    item.download = Download(fetcher, item.location, self._buffer_pieces)
                 self._prefetch(fetcher)
                 self.current = item.node
                 if item.refusal is not None:
