@@ -62,3 +62,36 @@ def test_odd_lines_of_a_uniform_batch_are_read_from_its_columns(
     monkeypatch.undo()
     assert lane == publish(source, tmp_path / "general", False)
     assert lane[1]  # (the duplicates, at least, are reported)
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".csv"])
+def test_after_a_batch_of_mostly_odd_lines_the_next_ones_skip_the_lane_then_it_is_tried_again(
+    suffix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an input whose first lines all go the general way (a changefreq in capitals), then canonical ones:
+    # after the first batch, `LaneMeter.SKIP` batches go the general way without the lane's checks, then the
+    # lane takes the canonical ones again; the output and the diagnostics are the general path's throughout
+    from sitemapkit.generator import lanes
+
+    pad = "x" * 400  # long lines: many batches (each about a megabyte) from a few thousand lines
+    sep = "," if suffix == ".csv" else "\t"
+    rows = [
+        sep.join([f"{BASE}{pad}/{i}", "2024-01-02", "Daily" if i < 2500 else "daily", "0.5"])
+        for i in range(30_000)
+    ]
+    source = tmp_path / f"in{suffix}"
+    header = "loc,lastmod,changefreq,priority\n" if suffix == ".csv" else ""
+    source.write_text(header + "".join(row + "\n" for row in rows))
+    tried: list[int] = []
+    real = lanes.add_columns
+
+    def spy(writer: SitemapWriter, columns: Any, *args: Any, **kw: Any) -> None:
+        tried.append(len(columns[0]))
+        real(writer, columns, *args, **kw)
+
+    monkeypatch.setattr(lanes, "add_columns", spy)
+    lane = publish(source, tmp_path / "lane", True)
+    batches = -(-source.stat().st_size // (1 << 20))  # (at least this many: a megabyte each, or less)
+    assert 2 <= len(tried) <= batches - lanes.LaneMeter.SKIP + 1  # the first, then again after the skip
+    monkeypatch.undo()
+    assert lane == publish(source, tmp_path / "general", False)

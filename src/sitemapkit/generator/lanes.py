@@ -176,6 +176,30 @@ class BulkLane:
             part.newest, part.newest_key = newest, key
 
 
+class LaneMeter:
+    """Whether the columnar lane is worth its checks for the next batch. A batch whose rows mostly went the
+    general way anyway (an input of odd lines) paid the lane's passes for little: the next `SKIP` batches
+    go the general way straight, then the lane is tried again (the input may change). The output is the
+    same either way."""
+
+    SKIP = 8
+
+    def __init__(self) -> None:
+        self._skip = 0
+
+    def wanted(self) -> bool:
+        """Whether to try the lane on the next batch."""
+        if self._skip:
+            self._skip -= 1
+            return False
+        return True
+
+    def record(self, rows: int, general: int) -> None:
+        """A batch of `rows` went through the lane, `general` of them the general way."""
+        if general * 2 > rows:
+            self._skip = self.SKIP
+
+
 Row = Callable[[int], None]
 _NO_ROW = ("", None, None, None)  # the columns of a row the columnar lane leaves to the general path
 
@@ -188,6 +212,12 @@ def add_list_batch(
 ) -> None:
     """A batch of URL-list lines through the columnar lane (see `SitemapWriter.add_lines`)."""
     if not len(lines):
+        return
+    if not writer.lane_meter.wanted():
+        for index, text in enumerate(lines):
+            record = parse_line(text, first_line + index)
+            if record is not None:
+                writer.add_record(record)
         return
     if isinstance(lines, CanonicalLines):
         text = lines.data.decode("ascii")
@@ -234,7 +264,7 @@ def add_record_batch(
             if record is not None:
                 writer.add_record(record)
 
-        if lane:
+        if lane and writer.lane_meter.wanted():
             add_columns(writer, block.columns, block.odd, general_row, escaped=block.escaped)
         else:
             for index in range(len(block.columns[0])):
@@ -252,7 +282,7 @@ def add_record_batch(
             else:
                 writer.add_record(record)
 
-    if not lane:
+    if not lane or not writer.lane_meter.wanted():
         for index in range(n + 1):
             general(index)
         return
@@ -509,6 +539,7 @@ def add_columns(
         odd.update(i for i, size in enumerate(sizes) if size > capacity)  # file-too-large, reported
     newest = max(lastmod_keys.values()) if lastmod_keys else ""
     start = 0
+    duplicates = 0
     for stop in [*sorted(odd), n]:
         while start < stop:
             # the good rows start..stop-1, up to the first duplicate among them
@@ -516,11 +547,13 @@ def add_columns(
             _write_rows(writer, pieces, width, lastmods, lastmod_keys, start, end, newest)
             if end < stop:
                 general(end)  # a duplicate: the general path reports it (or merges it)
+                duplicates += 1
                 end += 1
             start = end
         if stop < n:
             general(stop)
         start = stop + 1
+    writer.lane_meter.record(n, len(odd) + duplicates)
 
 
 # the rest of a URL after its origin that `normalize_url` leaves as it stands, XML-escaped: no `;` in the

@@ -45,7 +45,7 @@ from sitemapkit.core.runner import interrupts_held
 from sitemapkit.core.urls import Scope
 from sitemapkit.generator.assembly import Assembler
 from sitemapkit.generator.deflate import GzipWriter
-from sitemapkit.generator.lanes import BulkLane, add_list_batch, add_record_batch
+from sitemapkit.generator.lanes import BulkLane, LaneMeter, add_list_batch, add_record_batch
 from sitemapkit.generator.parts import FOOTER, Parts
 from sitemapkit.generator.pipeline import Pipeline
 from sitemapkit.generator.publish import check_writable, commit_set
@@ -259,6 +259,8 @@ class SitemapWriter:
         """The files as they fill (internal: the interface of the bulk lanes in `lanes.py`)."""
         self._closed = False
         self._bulk: BulkLane | None = None
+        self.lane_meter = LaneMeter()
+        """Whether the columnar lane is worth trying on the next batch (see `lanes.LaneMeter`)."""
         self._held: HeldEntries | None = None
         self.hold_undated = False
         """Hold back (as `add_entry(hold=True)`) an entry whose lastmod was left out (in the future), so that
