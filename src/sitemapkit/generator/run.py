@@ -20,6 +20,7 @@ from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.sources.lists import (
     input_kind,
     is_url_list,
+    jsonl_may_have_alternates,
     list_batches,
     read_source,
     record_batches,
@@ -186,7 +187,7 @@ def generate(
 
     `hreflang="complete"` completes hreflang groups so that every member lists every member (see
     `sitemapkit.generator.hreflang`); `"keep"` writes alternates as given; `"auto"` completes them whenever a
-    source can carry alternates (a folder or a JSONL input).
+    source can carry alternates (a folder, or a JSONL or Parquet input that has some).
 
     `robots`: a robots.txt to list the published index (or only sitemap) in, once publishing succeeded
     (see `sitemapkit.generator.robots.update_robots`; the set's `name` other than "sitemap" names its block).
@@ -240,7 +241,7 @@ def generate(
                 and (
                     not has_alternates(s.path)
                     if is_parquet(s.path)
-                    else input_kind(s.path) in ("list", "csv")
+                    else input_kind(s.path) in ("list", "csv") or not jsonl_may_have_alternates(s.path)
                 )
                 for s in inputs
             )

@@ -84,6 +84,29 @@ def input_kind(name: str) -> str:
     return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "list")
 
 
+_ALTERNATES_KEY = re.compile(rb'"alternates"|\\u00[2-7][0-9A-Fa-f]')
+"""What a JSONL file holding an `alternates` key has: the key, or an escaped ASCII character (a key may be
+spelled `"\\u0061lternates"`, which JSON writers never do for a plain letter)."""
+
+
+def jsonl_may_have_alternates(name: str) -> bool:
+    """Whether the JSONL file `name` may give some URL alternates (hreflang), which the writer then completes
+    into groups: found by a scan of its bytes; True where it cannot be told (stdin, a file that cannot
+    be read: reading it reports why)."""
+    if name == "-":
+        return True
+    tail = b""
+    try:
+        with open_input(name) as stream:
+            while block := stream.read(1 << 20):
+                if _ALTERNATES_KEY.search(tail + block):
+                    return True
+                tail = block[-11:]  # (a match the block's end cuts: within its last 11 bytes)
+    except (OSError, EOFError, zlib.error, InputError):
+        return True
+    return False
+
+
 class FieldReporter:
     """Reports bad lines of one input against its file name and line number."""
 
