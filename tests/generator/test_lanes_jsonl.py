@@ -1,21 +1,27 @@
 """JSONL at lane speed: a JSONL input without alternates is not held for hreflang completion (a scan of its
 bytes tells), so its batches take the lanes; one with alternates anywhere (the last line, a key spelled with
-escapes, a match cut by a block's end) is completed as before. The output is the same either way."""
+escapes, a match cut by a block's end) is completed as before. Blocks of plain lines are read column by
+column, and lines whose only extension is images given by their URLs take the columnar lane with them. The
+output and the diagnostics are the general path's."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sitemapkit.generator import lanes
 from sitemapkit.generator.run import generate
 from sitemapkit.generator.sources.lists import jsonl_may_have_alternates
+from tests.generator.test_lanes_columns import changefreqs, lastmods, locs, priorities, publish
 
-BASE = "https://example.com/"
+BASE = "https://example.com/"  # (as test_lanes_columns's)
 
 
 def published(out: Path) -> dict[str, bytes]:
@@ -84,3 +90,75 @@ def test_the_scan_finds_the_key_cut_by_a_block_end_and_spelled_with_escapes(tmp_
     assert b"\\u00e9" in accented.read_bytes() and not jsonl_may_have_alternates(str(accented))
     assert jsonl_may_have_alternates("-")  # standard input cannot be read twice: it counts
     assert jsonl_may_have_alternates(str(tmp_path / "missing.jsonl"))  # reading it says why
+
+
+# -- images in the lane: the property -----------------------------------------------------------------
+
+image_values = st.sampled_from(
+    [
+        None,
+        [],
+        [{"loc": f"{BASE}i.jpg"}],
+        [{"loc": "https://cdn.example.org/a.jpg?w=1&h=2"}],  # another host, an & to escape
+        [{"loc": f"{BASE}a.jpg"}, {"loc": f"{BASE}b.jpg"}],
+        [{"loc": "HTTPS://CDN.Example.org/Up.jpg"}],  # normalised by the general path
+        [{"loc": "/rel.jpg"}],  # resolved against the base
+        [{"loc": f"{BASE}with space.jpg"}],
+        [{"loc": "https://a..b/x.jpg"}],  # refused
+        [{"loc": f"{BASE}t.jpg", "title": "a title"}],  # a deprecated tag: dropped, reported
+        [{"loc": ""}],
+        ["not an object"],
+        "not a list",
+    ]
+)
+json_rows = st.lists(
+    st.tuples(locs, lastmods, changefreqs, st.one_of(priorities, st.sampled_from([0.5, 1, 2])), image_values),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=json_rows,
+    odd=st.sampled_from(["", "unknown key", "bad json", "sitemap key"]),
+    max_urls=st.integers(1, 6),
+    max_bytes=st.one_of(st.none(), st.integers(300, 1500)),
+)
+def test_jsonl_with_images_through_the_lane_writes_and_reports_what_the_general_path_does(
+    rows: list[tuple[Any, ...]], odd: str, max_urls: int, max_bytes: int | None
+) -> None:
+    kw: dict[str, Any] = {"max_urls": max_urls}
+    if max_bytes is not None:
+        kw["max_bytes"] = max_bytes
+    out = []
+    for i, (loc, lastmod, changefreq, priority, images) in enumerate(rows):
+        obj: dict[str, Any] = {"loc": loc, "lastmod": lastmod or None, "changefreq": changefreq}
+        if priority != "":
+            obj["priority"] = priority
+        if images is not None:
+            obj["images"] = images
+        if odd == "unknown key" and i == len(rows) // 2:
+            obj["colour"] = "blue"
+        if odd == "sitemap key":
+            obj["sitemap"] = BASE + "sitemap.xml"
+        out.append(json.dumps(obj) if not (odd == "bad json" and i == len(rows) - 1) else "{not json")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "in.jsonl"
+        path.write_text("\n".join(out) + "\n")
+        lane = publish(path, Path(tmp) / "lane", True, **kw)
+        general = publish(path, Path(tmp) / "general", False, **kw)
+    assert lane == general
+
+
+def test_the_image_namespace_is_declared_from_the_first_file_with_an_image(tmp_path: Path) -> None:
+    # rows without images first, then with: a file that holds none of them does not declare the namespace,
+    # and the file limits fall where the general path's do
+    rows = [{"loc": f"{BASE}p/{i}"} for i in range(30)]
+    rows += [{"loc": f"{BASE}q/{i}", "images": [{"loc": f"{BASE}img/{i}.jpg"}]} for i in range(30)]
+    path = write(tmp_path / "in.jsonl", rows)
+    lane = publish(path, tmp_path / "lane", True, max_urls=20, max_bytes=2000)
+    assert lane == publish(path, tmp_path / "general", False, max_urls=20, max_bytes=2000)
+    files, _ = lane
+    declared = [b"xmlns:image" in data for name, data in files.items() if name.startswith("sitemap-")]
+    assert declared[0] is False and declared[-1] is True

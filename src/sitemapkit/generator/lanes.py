@@ -17,19 +17,19 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, chain, compress, repeat
 from operator import itemgetter
 from operator import not_ as _not
 from typing import TYPE_CHECKING, cast
 
 from xxhash import xxh3_64_intdigest
 
-from sitemapkit.core.constants import CHANGEFREQS, MAX_URL_LENGTH
+from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_LENGTH
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.generator.serialize import format_priority, xml_footer
+from sitemapkit.generator.serialize import escape_url, format_priority, xml_footer
 from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock, ListLineParser
-from sitemapkit.generator.sources.records import CANONICAL_URL, TextRecord
+from sitemapkit.generator.sources.records import CANONICAL_URL, ImagedRecord, TextRecord
 
 if TYPE_CHECKING:
     from sitemapkit.generator.parts import Part, Parts
@@ -250,7 +250,7 @@ def add_list_batch(
 
 def add_record_batch(
     writer: SitemapWriter,
-    records: Sequence[TextRecord | UrlEntry] | ColumnBlock,
+    records: Sequence[TextRecord | UrlEntry | ImagedRecord] | ColumnBlock,
     notes: Mapping[int, Sequence[Diagnostic]],
     lane: bool,
 ) -> None:
@@ -279,6 +279,8 @@ def add_record_batch(
             record = records[index]
             if isinstance(record, UrlEntry):
                 writer.add_entry(record)
+            elif isinstance(record, ImagedRecord):
+                writer.add_entry(record.entry(writer.log))
             else:
                 writer.add_record(record)
 
@@ -288,11 +290,16 @@ def add_record_batch(
         return
     odd = {i for i in notes if i < n}
     rows: Sequence[Sequence[str | None]] = records  # type: ignore[assignment]
+    images: list[tuple[str, ...]] | None = None
     if not all(type(r) is TextRecord for r in records):
-        odd.update(i for i, r in enumerate(records) if type(r) is not TextRecord)
+        if any(type(r) is ImagedRecord for r in records):
+            images = [r[6] if type(r) is ImagedRecord else () for r in records]
+        odd.update(
+            i for i, r in enumerate(records) if type(r) is not TextRecord and type(r) is not ImagedRecord
+        )
         rows = [_NO_ROW if i in odd else r for i, r in enumerate(records)]  # type: ignore[misc]
     if rows:
-        add_columns(writer, list(zip(*rows, strict=False))[:4], odd, general)
+        add_columns(writer, list(zip(*rows, strict=False))[:4], odd, general, images=images)
     general(n)
 
 
@@ -411,11 +418,13 @@ def add_columns(
     *,
     escaped: bool = False,
     resolve: bool = True,
+    images: Sequence[tuple[str, ...]] | None = None,
 ) -> None:
     """The columnar lane: write a batch given as columns (URL, then lastmod, changefreq, priority, each
     optional and None or "" where a row has none; `escaped`: the URLs are XML-escaped already), checking
     each column in passes over the whole batch. `resolve`: a relative URL (`/page`) in canonical form is
-    taken as the site's origin and it, as `normalize_url` resolves it. A row the lane cannot take as it
+    taken as the site's origin and it, as `normalize_url` resolves it. `images`: each row's image URLs,
+    written as `<image:image>` elements when each is in normal form. A row the lane cannot take as it
     stands (`odd`, or any cell not canonical, a duplicate, one of the set's own files) goes to
     `general(row)`, which reads and adds it the general way, in its place in the order."""
     locs = columns[0]
@@ -505,6 +514,13 @@ def add_columns(
                 list(map({v: f"<{name}>{t}</{name}>" if t else "" for v, t in texts.items()}.get, column))
             )
             tags.append(("", ""))
+    imaged: list[bool] | None = None
+    if images is not None and any(images):
+        imaged = list(map(bool, images))
+        text_of, widest = _image_elements(images, odd)
+        longest += widest
+        slots.append(list(map(text_of, images)))
+        tags.append(("", ""))
     if found:
         # a URL the general path would only resolve (`/page`) or lowercase (`HTTPS://Example.com/...`)
         # to a canonical one is taken so, in the lane (if nothing else of its row is odd)
@@ -533,7 +549,7 @@ def add_columns(
     for at, slot in enumerate(slots):
         pieces[2 * at :: width] = slot
     pieces[1::2] = separators * n
-    capacity = parts.max_bytes - _FOOTER - parts.header_len(frozenset())
+    capacity = parts.max_bytes - _FOOTER - parts.header_len(_IMAGE if imaged is not None else frozenset())
     if longest > capacity:
         sizes = _row_sizes(pieces, width, 0, n)
         odd.update(i for i, size in enumerate(sizes) if size > capacity)  # file-too-large, reported
@@ -544,7 +560,7 @@ def add_columns(
         while start < stop:
             # the good rows start..stop-1, up to the first duplicate among them
             end = start + deduper.claim_prefix(keys[start:stop])
-            _write_rows(writer, pieces, width, lastmods, lastmod_keys, start, end, newest)
+            _write_rows(writer, pieces, width, lastmods, lastmod_keys, start, end, newest, imaged)
             if end < stop:
                 general(end)  # a duplicate: the general path reports it (or merges it)
                 duplicates += 1
@@ -554,6 +570,44 @@ def add_columns(
             general(stop)
         start = stop + 1
     writer.lane_meter.record(n, len(odd) + duplicates)
+
+
+_IMAGE = frozenset({"image"})
+_IMAGE_OPEN = "<image:image><image:loc>"
+_IMAGE_CLOSE = "</image:loc></image:image>"
+
+
+def _image_elements(
+    images: Sequence[tuple[str, ...]], odd: set[int]
+) -> tuple[Callable[[tuple[str, ...]], str], int]:
+    """How a row's images are written (a function of its URLs) and the widest a row's take; the rows with an
+    image URL not in normal form, or too many images, are added to `odd` (the general path reports them)."""
+    distinct = set(chain.from_iterable(images))
+    bad = {url for url in distinct if not _canonical_image(url)}
+    if bad:
+        odd.update(i for i, urls in enumerate(images) if not bad.isdisjoint(urls))
+    many = max(map(len, images))
+    if many > MAX_IMAGES_PER_URL:
+        odd.update(i for i, urls in enumerate(images) if len(urls) > MAX_IMAGES_PER_URL)
+    element = {url: _IMAGE_OPEN + escape_url(url) + _IMAGE_CLOSE for url in distinct - bad}
+    widest = max(map(len, element.values()), default=0) * min(many, MAX_IMAGES_PER_URL)
+
+    def text_of(urls: tuple[str, ...]) -> str:
+        if len(urls) == 1:
+            return element.get(urls[0], "")
+        return "".join(map(element.get, urls, repeat(""))) if urls else ""
+
+    return text_of, widest
+
+
+def _canonical_image(url: str) -> bool:
+    """Whether `normalize_url` gives the image URL `url` as it stands (an absolute URL in normal form)."""
+    return (
+        len(url) < MAX_URL_LENGTH
+        and "/." not in url
+        and CANONICAL_URL.fullmatch(url) is not None
+        and (".." not in url or ".." not in url.split("/", 3)[2])  # (an empty label: the host is refused)
+    )
 
 
 # the rest of a URL after its origin that `normalize_url` leaves as it stands, XML-escaped: no `;` in the
@@ -603,14 +657,26 @@ def _write_rows(
     start: int,
     end: int,
     newest: str = "",
+    imaged: list[bool] | None = None,
 ) -> None:
     """Write rows start..end-1 (canonical, so ASCII: a string's length is its size in bytes), filling the
-    current file and starting new ones as its limits require. `newest`: the largest of `lastmod_keys`."""
+    current file and starting new ones as its limits require. `newest`: the largest of `lastmod_keys`.
+    `imaged[i]`: row i has images, so that its file's header declares the image namespace (from that row
+    on, as the general path's `Parts.add` does)."""
     parts = writer.parts
     while start < end:
         part = parts.current()
-        room = parts.max_bytes - _FOOTER - part.header - part.body
-        stop = min(end, start + parts.max_urls - part.urls)
+        prefixes, header, last = part.prefixes, part.header, end
+        if imaged is not None and "image" not in prefixes:
+            try:
+                last = imaged.index(True, start, end)  # the rows before it under the header as it is
+            except ValueError:
+                last = end
+            if last == start:
+                prefixes = prefixes | _IMAGE
+                header, last = parts.header_len(prefixes), end
+        room = parts.max_bytes - _FOOTER - header - part.body
+        stop = min(last, start + parts.max_urls - part.urls)
         whole = start == 0 and stop * width == len(pieces)  # (the common case: no slice to copy)
         text = "".join(pieces if whole else pieces[start * width : stop * width])  # type: ignore[arg-type]
         if len(text) > room:
@@ -620,6 +686,7 @@ def _write_rows(
         if stop == start:
             parts.finish()
             continue
+        part.prefixes, part.header = prefixes, header
         part.handle.write(b"<url><loc>")
         part.handle.write(memoryview(text.encode("ascii"))[: -len("<url><loc>")])
         part.body += len(text)

@@ -60,7 +60,7 @@ from sitemapkit.generator.serialize import (
     xml_header,
 )
 from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock
-from sitemapkit.generator.sources.records import TextRecord, entry_from_text
+from sitemapkit.generator.sources.records import ImagedRecord, TextRecord, entry_from_text
 from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
 if TYPE_CHECKING:
@@ -489,10 +489,11 @@ class SitemapWriter:
 
     def add_records(
         self,
-        records: Sequence[TextRecord | UrlEntry] | ColumnBlock,
+        records: Sequence[TextRecord | UrlEntry | ImagedRecord] | ColumnBlock,
         notes: Mapping[int, Sequence[Diagnostic]] | None = None,
     ) -> None:
-        """Add a batch of records read from a CSV or JSONL file (an entry with extensions as a `UrlEntry`):
+        """Add a batch of records read from a CSV or JSONL file (an entry with extensions as a `UrlEntry`, or
+        one with images given by their URLs alone as an `ImagedRecord`):
         the columnar lane of `lanes.py` writes those in canonical form, and gives every other one to
         `add_record` (or `add_entry`) in its place. The output is the one `add_record` would give.
         `notes[i]`: diagnostics the reading made before record i (reported just before it is added)."""

@@ -36,7 +36,7 @@ from sitemapkit.core.constants import CHANGEFREQS, MAX_LINE_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import Alternate, Image, UrlEntry
-from sitemapkit.generator.sources.records import TextRecord, entry_from_text
+from sitemapkit.generator.sources.records import ImagedRecord, TextRecord, entry_from_text
 from sitemapkit.reader.export import entry_from_dict
 
 FIELDS = ("lastmod", "changefreq", "priority")
@@ -99,7 +99,8 @@ def jsonl_may_have_alternates(name: str) -> bool:
     try:
         with open_input(name) as stream:
             while block := stream.read(1 << 20):
-                if _ALTERNATES_KEY.search(tail + block):
+                data = tail + block
+                if b'"alternates"' in data or (b"\\u00" in data and _ALTERNATES_KEY.search(data)):
                     return True
                 tail = block[-11:]  # (a match the block's end cuts: within its last 11 bytes)
     except (OSError, EOFError, zlib.error, InputError):
@@ -285,14 +286,6 @@ def decoded_blocks(
         number += len(lines)
         if not block:
             return
-
-
-def _lines(
-    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None
-) -> Iterator[tuple[int, str]]:
-    """Decoded lines with their 1-based numbers (see `decoded_blocks`)."""
-    for first, lines, _ in decoded_blocks(stream, fields, encoding):
-        yield from enumerate(lines, start=first)
 
 
 def _list_record(
@@ -693,46 +686,136 @@ _ITEM = {"images": "image", "videos": "video", "alternates": "alternate"}
 
 
 def _read_jsonl(
-    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None
-) -> Iterator[TextRecord | UrlEntry]:
+    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None, *, columnar: bool = False
+) -> Iterator[TextRecord | UrlEntry | ImagedRecord]:
     """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
     `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; a bad extension
     item (one image, one video, one alternate, the news entry) is reported and dropped, the rest kept.
-    `sitemap` (where `parse` found the URL) is ignored."""
+    `sitemap` (where `parse` found the URL) is ignored. With `columnar`, a line whose only extension is images
+    given by their URLs alone (`[{"loc": ...}]`) comes as an `ImagedRecord` (its fields read when written).
+
+    A block of lines that are all plain objects of the usual keys is read column by column (`_plain_rows`);
+    any other block line by line, as the same records and diagnostics."""
     warned: set[str] = set()
-    for number, text in _lines(stream, fields, encoding):
-        if not text.strip():
-            continue
+    decode = _DECODER.decode
+    for first, lines, _ in decoded_blocks(stream, fields, encoding):
         try:
-            obj: Any = json.loads(text)
-        except json.JSONDecodeError as exc:
-            fields.bad_line(f"not valid JSON ({exc.msg} at column {exc.colno}); the line is skipped", number)
+            objs: list[Any] | None = list(map(decode, lines))
+        except (ValueError, RecursionError):  # (a blank or bad line: read line by line, which says why)
+            objs = None
+        if objs is not None:
+            rows = _plain_rows(objs, first, fields.source, columnar)
+            if rows is not None:
+                yield from rows
+                continue
+        for index, text in enumerate(lines):
+            number = first + index
+            if objs is not None:
+                obj = objs[index]
+            elif not text.strip():
+                continue
+            else:
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    fields.bad_line(
+                        f"not valid JSON ({exc.msg} at column {exc.colno}); the line is skipped", number
+                    )
+                    continue
+                except RecursionError:
+                    fields.bad_line("not valid JSON (nested too deeply); the line is skipped", number)
+                    continue
+            item = _jsonl_item(obj, number, fields, warned, columnar)
+            if item is not None:
+                yield item
+
+
+_DECODER = json.JSONDecoder()
+_PLAIN_KEYS = frozenset({"loc", "sitemap", *FIELDS, "images"})
+
+
+def _plain_rows(
+    objs: list[Any], first: int, source: str, columnar: bool
+) -> list[TextRecord | ImagedRecord] | None:
+    """The records of a block of JSONL objects (the first on line `first`) read column by column, when each is
+    an object of the usual keys with a string `loc` and (with `columnar`) images given by their URLs alone;
+    else None (read object by object, by `_jsonl_item`, with the same result)."""
+    if set(map(type, objs)) != {dict}:
+        return None
+    keys = set(itertools.chain.from_iterable(objs))
+    if not keys <= _PLAIN_KEYS or (not columnar and "images" in keys):
+        return None
+    locs = [obj.get("loc") for obj in objs]
+    if set(map(type, locs)) != {str}:
+        return None
+    columns: list[Iterable[str | None]] = []
+    for name in FIELDS:
+        if name not in keys:
+            columns.append(itertools.repeat(None))
             continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("loc"), str):
-            fields.bad_line("expected an object with a string 'loc'; the line is skipped", number)
-            continue
-        for key in obj.keys() - {"loc", "sitemap", *FIELDS, *_EXTENSIONS} - warned:
-            warned.add(key)
-            fields.bad_line(f"unknown key {key!r} ignored (reported once per file)", number)
-        values = {k: str(obj[k]) for k in FIELDS if obj.get(k) is not None}
-        record = TextRecord(
-            obj["loc"],
-            values.get("lastmod"),
-            values.get("changefreq"),
-            values.get("priority"),
-            fields.source,
-            number,
-        )
-        extensions = {k: obj[k] for k in _EXTENSIONS if obj.get(k)}
-        if not extensions:
-            yield record
-            continue
-        entry = entry_from_text(record, fields.report)
-        # each extension, and each item of a list, on its own
-        found = {
-            key: read_extension(entry.loc, key, value, fields, number) for key, value in extensions.items()
-        }
-        yield with_extensions(entry, found)
+        column = [obj.get(name) for obj in objs]
+        if not set(map(type, column)) <= _TEXT_OR_NONE:
+            column = [None if value is None else str(value) for value in column]
+        columns.append(column)
+    numbers = range(first, first + len(objs))
+    if "images" not in keys:
+        return list(map(TextRecord, locs, *columns, itertools.repeat(source), numbers))
+    # (a row without images too: an ImagedRecord gives the entry its TextRecord gives)
+    images = [_image_urls(value) if value else () for value in (obj.get("images") for obj in objs)]
+    if None in images or not all(loc for loc, urls in zip(locs, images, strict=True) if urls):
+        return None  # an image given otherwise, or images of an empty loc: read one by one
+    return list(map(ImagedRecord, locs, *columns, itertools.repeat(source), numbers, images))
+
+
+_TEXT_OR_NONE = frozenset({str, type(None)})
+
+
+def _jsonl_item(
+    obj: Any, number: int, fields: FieldReporter, warned: set[str], columnar: bool
+) -> TextRecord | UrlEntry | ImagedRecord | None:
+    """The record of one JSONL object (line `number`), or None for one that is skipped (reported)."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("loc"), str):
+        fields.bad_line("expected an object with a string 'loc'; the line is skipped", number)
+        return None
+    for key in obj.keys() - {"loc", "sitemap", *FIELDS, *_EXTENSIONS} - warned:
+        warned.add(key)
+        fields.bad_line(f"unknown key {key!r} ignored (reported once per file)", number)
+    values = {k: str(obj[k]) for k in FIELDS if obj.get(k) is not None}
+    record = TextRecord(
+        obj["loc"],
+        values.get("lastmod"),
+        values.get("changefreq"),
+        values.get("priority"),
+        fields.source,
+        number,
+    )
+    extensions = {k: obj[k] for k in _EXTENSIONS if obj.get(k)}
+    if not extensions:
+        return record
+    if columnar and len(extensions) == 1 and record.loc:
+        images = _image_urls(extensions.get("images"))
+        if images is not None:
+            return ImagedRecord(*record, images)
+    entry = entry_from_text(record, fields.report)
+    # each extension, and each item of a list, on its own
+    found = {key: read_extension(entry.loc, key, value, fields, number) for key, value in extensions.items()}
+    return with_extensions(entry, found)
+
+
+def _image_urls(value: Any) -> tuple[str, ...] | None:
+    """The URLs of a JSONL line's `images` when each is given by its URL alone (`{"loc": "..."}`, as
+    `read_extension` takes them without a check), else None."""
+    if type(value) is not list:
+        return None
+    urls: list[str] = []
+    for item in value:
+        if type(item) is not dict or len(item) != 1:
+            return None
+        url = item.get("loc")
+        if type(url) is not str or not url:
+            return None
+        urls.append(url)
+    return tuple(urls)
 
 
 def with_extensions(entry: UrlEntry, found: dict[str, Any]) -> UrlEntry:
@@ -789,15 +872,6 @@ def read_extension(
     return tuple(kept)
 
 
-def _read_csv_records(
-    stream: IO[bytes], fields: FieldReporter, encoding: str | None = None
-) -> Iterator[TextRecord]:
-    return cast(Iterator[TextRecord], _read_csv(stream, fields, encoding))
-
-
-_READERS = {"list": _read_list, "csv": _read_csv_records, "jsonl": _read_jsonl}
-
-
 def read_records(
     name: str, report: DiagnosticHandler, encoding: str | None = None, *, sitemap_gen: bool = False
 ) -> Iterator[TextRecord | UrlEntry]:
@@ -812,8 +886,9 @@ def read_records(
 
 def _read(
     name: str, report: DiagnosticHandler, encoding: str | None, sitemap_gen: bool, *, columnar: bool
-) -> Generator[TextRecord | UrlEntry | ColumnBlock, None, None]:
-    """`read_records`; with `columnar`, a CSV file's blocks without quotes as `ColumnBlock`s."""
+) -> Generator[TextRecord | UrlEntry | ImagedRecord | ColumnBlock, None, None]:
+    """`read_records`; with `columnar`, a CSV file's blocks without quotes as `ColumnBlock`s and a JSONL line
+    whose only extension is images given by their URLs as an `ImagedRecord`."""
     stream = open_input(name)
     fields = FieldReporter("<stdin>" if name == "-" else name, report)
     try:
@@ -823,7 +898,7 @@ def _read(
         elif kind == "csv":
             yield from _read_csv(stream, fields, encoding, columnar=columnar)
         else:
-            yield from _READERS[kind](stream, fields, encoding)
+            yield from _read_jsonl(stream, fields, encoding, columnar=columnar)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise InputError(f"{fields.source}: cannot be read ({exc})") from None
     finally:
@@ -886,7 +961,7 @@ RECORD_BATCH = 10_000
 """How many records of a CSV or JSONL file `record_batches` hands over at once."""
 
 
-class RecordBatch(list[TextRecord | UrlEntry]):
+class RecordBatch(list[TextRecord | UrlEntry | ImagedRecord]):
     """Records of a CSV or JSONL file, with the diagnostics its reading made, each held until the record it
     came before is added (`notes[i]`: those before record i; `notes[len(batch)]`: those after the last),
     so that they come out in the order the record-by-record path gives."""

@@ -315,6 +315,9 @@ def read_parquet(name: str, report: DiagnosticHandler) -> Iterator[UrlEntry]:
         for index, item in enumerate(batch):
             for diagnostic in batch.notes.get(index, ()):
                 report(diagnostic)
-            yield item if isinstance(item, UrlEntry) else add(item)
+            if isinstance(item, TextRecord):
+                yield add(item)
+            else:
+                yield item if isinstance(item, UrlEntry) else item.entry(report)
         for diagnostic in batch.notes.get(len(batch), ()):
             report(diagnostic)

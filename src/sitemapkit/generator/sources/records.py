@@ -12,7 +12,7 @@ from sitemapkit.core.constants import CHANGEFREQS
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InvalidDateError
-from sitemapkit.core.model import Lastmod, UrlEntry
+from sitemapkit.core.model import Image, Lastmod, UrlEntry
 
 
 class TextRecord(NamedTuple):
@@ -22,6 +22,29 @@ class TextRecord(NamedTuple):
     priority: str | None
     source: str
     line: int
+
+
+class ImagedRecord(NamedTuple):
+    """A `TextRecord` (its six fields first, in its order) with images given by their URLs alone: a JSONL line
+    whose only extension is such images, read for the writer's columnar lane (`SitemapWriter.add_records`);
+    `entry()` is the entry the line gives otherwise."""
+
+    loc: str
+    lastmod: str | None
+    changefreq: str | None
+    priority: str | None
+    source: str
+    line: int
+    images: tuple[str, ...]
+
+    def entry(self, report: DiagnosticHandler) -> UrlEntry:
+        """The entry, as `entry_from_text` and the images give it (a bad field reported and dropped)."""
+        entry = entry_from_text(TextRecord(*self[:6]), report)
+        images = tuple(map(Image, self.images))
+        lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
+        return UrlEntry(
+            entry.loc, lastmod, changefreq, priority, images, (), None, (), self.source, self.line
+        )
 
 
 def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
