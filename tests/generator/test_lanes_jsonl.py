@@ -162,3 +162,12 @@ def test_the_image_namespace_is_declared_from_the_first_file_with_an_image(tmp_p
     files, _ = lane
     declared = [b"xmlns:image" in data for name, data in files.items() if name.startswith("sitemap-")]
     assert declared[0] is False and declared[-1] is True
+
+
+def test_a_line_nested_too_deeply_is_reported_and_the_others_kept(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(f'{{"loc": "{BASE}a"}}\n' + "[" * 100_000 + f'\n{{"loc": "{BASE}b"}}\n')
+    files, diagnostics = publish(path, tmp_path / "out", True)
+    assert [(code, line) for code, line, _, _ in diagnostics] == [("bad-line", 2)]
+    assert "nested too deeply" in diagnostics[0][3]
+    assert b"<loc>https://example.com/b</loc>" in b"".join(files.values())
