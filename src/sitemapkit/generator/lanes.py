@@ -28,7 +28,7 @@ from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_L
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.generator.serialize import escape_url, format_priority, xml_footer
-from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock, ListLineParser
+from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock, JsonBlock, ListLineParser
 from sitemapkit.generator.sources.records import CANONICAL_URL, ImagedRecord, TextRecord
 
 if TYPE_CHECKING:
@@ -261,11 +261,14 @@ def add_record_batch(
 
         def general_row(index: int) -> None:
             record = block.record(index)
-            if record is not None:
+            if isinstance(record, ImagedRecord):
+                writer.add_entry(record.entry(writer.log))
+            elif record is not None:
                 writer.add_record(record)
 
         if lane and writer.lane_meter.wanted():
-            add_columns(writer, block.columns, block.odd, general_row, escaped=block.escaped)
+            imaged = block.images if isinstance(block, JsonBlock) else None
+            add_columns(writer, block.columns, block.odd, general_row, escaped=block.escaped, images=imaged)
         else:
             for index in range(len(block.columns[0])):
                 general_row(index)

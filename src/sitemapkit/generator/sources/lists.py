@@ -466,7 +466,7 @@ class ColumnBlock:
         self._read = read
         self._skipped = 0
 
-    def record(self, index: int) -> TextRecord | None:
+    def record(self, index: int) -> TextRecord | ImagedRecord | None:
         """The record of row `index`, or None for a row that is skipped (blank, or reported)."""
         if self._lines is None:
             self._lines = self._text.split("\n")
@@ -479,6 +479,35 @@ class ColumnBlock:
     def __len__(self) -> int:
         """The rows read as records so far (all of them, less those `record` skipped)."""
         return len(self.columns[0]) - self._skipped
+
+
+class JsonBlock(ColumnBlock):
+    """A block of JSONL lines that are all plain objects (see `_plain_rows`) as columns (loc, lastmod,
+    changefreq, priority as text, None where a line has none) and each line's image URLs (`images`, None if
+    no line has any), for the writer's columnar lane; `record(i)` gives line i's record for the lines the
+    lane leaves to the general path."""
+
+    __slots__ = ("_source", "images")
+
+    def __init__(
+        self,
+        columns: list[Sequence[str | None]],
+        images: list[tuple[str, ...]] | None,
+        first: int,
+        source: str,
+    ) -> None:
+        super().__init__(columns, set(), "", first, ",", _no_read, escaped=False)
+        self.images = images
+        self._source = source
+
+    def record(self, index: int) -> TextRecord | ImagedRecord:
+        loc, lastmod, changefreq, priority = (column[index] for column in self.columns)
+        record = TextRecord(cast(str, loc), lastmod, changefreq, priority, self._source, self.first + index)
+        return record if self.images is None else ImagedRecord(*record, self.images[index])
+
+
+def _no_read(row: list[str], number: int) -> None:  # pragma: no cover - JsonBlock.record reads the rows
+    return None
 
 
 class _Feed:
@@ -687,15 +716,16 @@ _ITEM = {"images": "image", "videos": "video", "alternates": "alternate"}
 
 def _read_jsonl(
     stream: IO[bytes], fields: FieldReporter, encoding: str | None = None, *, columnar: bool = False
-) -> Iterator[TextRecord | UrlEntry | ImagedRecord]:
+) -> Iterator[TextRecord | UrlEntry | ImagedRecord | JsonBlock]:
     """JSONL objects in the shape `sitemapkit parse` prints: `loc`, `lastmod`, `changefreq`, `priority`, and
     `images`, `videos`, `news`, `alternates`. A line with extensions becomes a `UrlEntry`; a bad extension
     item (one image, one video, one alternate, the news entry) is reported and dropped, the rest kept.
     `sitemap` (where `parse` found the URL) is ignored. With `columnar`, a line whose only extension is images
     given by their URLs alone (`[{"loc": ...}]`) comes as an `ImagedRecord` (its fields read when written).
 
-    A block of lines that are all plain objects of the usual keys is read column by column (`_plain_rows`);
-    any other block line by line, as the same records and diagnostics."""
+    A block of lines that are all plain objects of the usual keys is read column by column (`_plain_rows`),
+    and with `columnar` comes as a `JsonBlock`; any other block line by line, as the same records and
+    diagnostics."""
     warned: set[str] = set()
     decode = _DECODER.decode
     for first, lines, _ in decoded_blocks(stream, fields, encoding):
@@ -704,9 +734,12 @@ def _read_jsonl(
         except (ValueError, RecursionError):  # (a blank or bad line: read line by line, which says why)
             objs = None
         if objs is not None:
-            rows = _plain_rows(objs, first, fields.source, columnar)
-            if rows is not None:
-                yield from rows
+            block = _plain_rows(objs, first, fields.source, columnar)
+            if block is not None and columnar:
+                yield block
+                continue
+            if block is not None:
+                yield from map(block.record, range(len(block.columns[0])))
                 continue
         for index, text in enumerate(lines):
             number = first + index
@@ -734,12 +767,10 @@ _DECODER = json.JSONDecoder()
 _PLAIN_KEYS = frozenset({"loc", "sitemap", *FIELDS, "images"})
 
 
-def _plain_rows(
-    objs: list[Any], first: int, source: str, columnar: bool
-) -> list[TextRecord | ImagedRecord] | None:
-    """The records of a block of JSONL objects (the first on line `first`) read column by column, when each is
-    an object of the usual keys with a string `loc` and (with `columnar`) images given by their URLs alone;
-    else None (read object by object, by `_jsonl_item`, with the same result)."""
+def _plain_rows(objs: list[Any], first: int, source: str, columnar: bool) -> JsonBlock | None:
+    """A block of JSONL objects (the first on line `first`) read column by column, when each is an object of
+    the usual keys with a string `loc` and (with `columnar`) images given by their URLs alone; else None
+    (read object by object, by `_jsonl_item`, with the same records)."""
     if set(map(type, objs)) != {dict}:
         return None
     keys = set(itertools.chain.from_iterable(objs))
@@ -748,23 +779,23 @@ def _plain_rows(
     locs = [obj.get("loc") for obj in objs]
     if set(map(type, locs)) != {str}:
         return None
-    columns: list[Iterable[str | None]] = []
+    columns: list[Sequence[str | None]] = []
+    none: list[str | None] = [None] * len(objs)
     for name in FIELDS:
         if name not in keys:
-            columns.append(itertools.repeat(None))
+            columns.append(none)
             continue
         column = [obj.get(name) for obj in objs]
         if not set(map(type, column)) <= _TEXT_OR_NONE:
             column = [None if value is None else str(value) for value in column]
         columns.append(column)
-    numbers = range(first, first + len(objs))
     if "images" not in keys:
-        return list(map(TextRecord, locs, *columns, itertools.repeat(source), numbers))
+        return JsonBlock([locs, *columns], None, first, source)
     # (a row without images too: an ImagedRecord gives the entry its TextRecord gives)
     images = [_image_urls(value) if value else () for value in (obj.get("images") for obj in objs)]
     if None in images or not all(loc for loc, urls in zip(locs, images, strict=True) if urls):
         return None  # an image given otherwise, or images of an empty loc: read one by one
-    return list(map(ImagedRecord, locs, *columns, itertools.repeat(source), numbers, images))
+    return JsonBlock([locs, *columns], cast("list[tuple[str, ...]]", images), first, source)
 
 
 _TEXT_OR_NONE = frozenset({str, type(None)})
