@@ -171,3 +171,18 @@ def test_a_line_nested_too_deeply_is_reported_and_the_others_kept(tmp_path: Path
     assert [(code, line) for code, line, _, _ in diagnostics] == [("bad-line", 2)]
     assert "nested too deeply" in diagnostics[0][3]
     assert b"<loc>https://example.com/b</loc>" in b"".join(files.values())
+
+
+def test_an_image_a_line_with_urls_to_escape_and_to_normalise(tmp_path: Path) -> None:
+    # every line one image (the lane writes the column of their URLs between the tags): URLs with & and ',
+    # one the general path normalises, one it refuses; the same bytes and diagnostics as the general path
+    images = [f"{BASE}i/{i}.jpg?a=1&b='{i}'" for i in range(40)]
+    images[7] = "HTTPS://CDN.Example.org/Up.jpg"
+    images[9] = "https://a..b/x.jpg"
+    rows = [{"loc": f"{BASE}p/{i}", "images": [{"loc": url}]} for i, url in enumerate(images)]
+    path = write(tmp_path / "in.jsonl", rows)
+    lane = publish(path, tmp_path / "lane", True, max_urls=15)
+    assert lane == publish(path, tmp_path / "general", False, max_urls=15)
+    text = b"".join(lane[0].values())
+    assert b"<image:loc>https://example.com/i/0.jpg?a=1&amp;b=&apos;0&apos;</image:loc>" in text
+    assert b"https://cdn.example.org/Up.jpg" in text and [d[0] for d in lane[1]] == ["invalid-url"]

@@ -520,10 +520,10 @@ def add_columns(
     imaged: list[bool] | None = None
     if images is not None and any(images):
         imaged = list(map(bool, images))
-        text_of, widest = _image_elements(images, odd)
+        column, around, widest = _image_elements(images, odd)
         longest += widest
-        slots.append(list(map(text_of, images)))
-        tags.append(("", ""))
+        slots.append(column)
+        tags.append(around)
     if found:
         # a URL the general path would only resolve (`/page`) or lowercase (`HTTPS://Example.com/...`)
         # to a canonical one is taken so, in the lane (if nothing else of its row is odd)
@@ -582,25 +582,32 @@ _IMAGE_CLOSE = "</image:loc></image:image>"
 
 def _image_elements(
     images: Sequence[tuple[str, ...]], odd: set[int]
-) -> tuple[Callable[[tuple[str, ...]], str], int]:
-    """How a row's images are written (a function of its URLs) and the widest a row's take; the rows with an
-    image URL not in normal form, or too many images, are added to `odd` (the general path reports them)."""
+) -> tuple[list[str], tuple[str, str], int]:
+    """The images of each row as a slot of the XML (the cells and the tags around each) and the widest a
+    row's take; the rows with an image URL not in normal form, or too many images, are added to `odd`
+    (the general path reports them)."""
     distinct = set(chain.from_iterable(images))
     bad = {url for url in distinct if not _canonical_image(url)}
     if bad:
         odd.update(i for i, urls in enumerate(images) if not bad.isdisjoint(urls))
-    many = max(map(len, images))
-    if many > MAX_IMAGES_PER_URL:
+    counts = set(map(len, images))
+    if max(counts) > MAX_IMAGES_PER_URL:
         odd.update(i for i, urls in enumerate(images) if len(urls) > MAX_IMAGES_PER_URL)
+    if counts == {1}:  # an image a row (the usual case): its URL between the tags
+        column = list(map(itemgetter(0), images))
+        if any("&" in url or "'" in url for url in distinct):
+            column = "\n".join(column).replace("&", "&amp;").replace("'", "&apos;").split("\n")
+        widest = max(map(len, column)) + len(_IMAGE_OPEN) + len(_IMAGE_CLOSE)
+        return column, (_IMAGE_OPEN, _IMAGE_CLOSE), widest
     element = {url: _IMAGE_OPEN + escape_url(url) + _IMAGE_CLOSE for url in distinct - bad}
-    widest = max(map(len, element.values()), default=0) * min(many, MAX_IMAGES_PER_URL)
+    widest = max(map(len, element.values()), default=0) * min(max(counts), MAX_IMAGES_PER_URL)
 
     def text_of(urls: tuple[str, ...]) -> str:
         if len(urls) == 1:
             return element.get(urls[0], "")
         return "".join(map(element.get, urls, repeat(""))) if urls else ""
 
-    return text_of, widest
+    return list(map(text_of, images)), ("", ""), widest
 
 
 def _canonical_image(url: str) -> bool:

@@ -29,6 +29,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any, cast, overload
 
@@ -727,12 +728,8 @@ def _read_jsonl(
     and with `columnar` comes as a `JsonBlock`; any other block line by line, as the same records and
     diagnostics."""
     warned: set[str] = set()
-    decode = _DECODER.decode
     for first, lines, _ in decoded_blocks(stream, fields, encoding):
-        try:
-            objs: list[Any] | None = list(map(decode, lines))
-        except (ValueError, RecursionError):  # (a blank or bad line: read line by line, which says why)
-            objs = None
+        objs = _objects(lines)
         if objs is not None:
             block = _plain_rows(objs, first, fields.source, columnar)
             if block is not None and columnar:
@@ -763,7 +760,21 @@ def _read_jsonl(
                 yield item
 
 
-_DECODER = json.JSONDecoder()
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _objects(lines: Sequence[str]) -> list[Any] | None:
+    """The JSON value of each line, when each line is one value and nothing else (not even whitespace
+    around it); else None (the lines are read one by one, which says what is wrong)."""
+    try:
+        found = [_SCAN(line, 0) for line in lines]
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if list(map(itemgetter(1), found)) != list(map(len, lines)):
+        return None
+    return list(map(itemgetter(0), found))
+
+
 _PLAIN_KEYS = frozenset({"loc", "sitemap", *FIELDS, "images"})
 
 
@@ -837,6 +848,13 @@ def _image_urls(value: Any) -> tuple[str, ...] | None:
     """The URLs of a JSONL line's `images` when each is given by its URL alone (`{"loc": "..."}`, as
     `read_extension` takes them without a check), else None."""
     if type(value) is not list:
+        return None
+    if len(value) == 1:  # (the usual case)
+        item = value[0]
+        if type(item) is dict and len(item) == 1:
+            url = item.get("loc")
+            if type(url) is str and url:
+                return (url,)
         return None
     urls: list[str] = []
     for item in value:
