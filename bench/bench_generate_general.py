@@ -7,7 +7,8 @@ beside a naive loop (csv or json module, the URL escaped, the other fields writt
   relative URL, `%xx` escapes, a default port, raw `"<>` and spaces), its lastmod a date or a date-time in
   one of the W3C forms (`Z`, a fraction, an offset; the times all different), a changefreq spelled in
   capitals or a priority spelled otherwise than the writer writes it;
-- `jsonl`: JSONL with an image per line (an entry with an extension always takes the general path).
+- `jsonl`: JSONL with an image per line whose URL has to be percent-encoded (an image URL in normal form
+  takes the columnar lane; one that `normalize_url` changes, the general path).
 
 With `--baseline SRC` (a checkout's `src`, such as a clean checkout of the commit before a change), that
 checkout's CLI runs too, alternately, and the outputs are compared (gunzipped, byte for byte).
@@ -68,7 +69,7 @@ def make_input(shape: str, n: int) -> Path:
         for i in range(n):
             if shape == "jsonl":
                 loc = f"{BASE}catalog/category-{i % 250}/item-{i}?colour=blue&size={i % 40}"
-                image = f"{BASE}img/{i}.jpg"
+                image = f"{BASE}bilder/größe-{i}.jpg"  # (to be percent-encoded: the general path)
                 f.write(f'{{"loc": "{loc}", "lastmod": "{_date(i)}", "images": [{{"loc": "{image}"}}]}}\n')
             else:
                 f.write(f"{_url(i)}\t{_date(i)}\t{_FREQS[i % 3]}\t{_PRIORITIES[i % 4]}\n")
