@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.generator.sources import lists
-from sitemapkit.generator.sources.lists import ColumnBlock, read_records, record_batches
+from sitemapkit.generator.sources import textblocks
+from sitemapkit.generator.sources.lists import read_records, record_batches
 from sitemapkit.generator.sources.records import entry_from_text
+from sitemapkit.generator.sources.textblocks import ColumnBlock
 from sitemapkit.generator.writer import SitemapWriter
 
 BASE = "https://example.com/"
@@ -87,8 +88,8 @@ def test_csv_blocks_read_and_write_what_the_csv_module_and_general_path_do(
     file: tuple[str, str], block: int, max_urls: int
 ) -> None:
     _, text = file
-    saved = lists.MAX_LINE_BYTES
-    lists.MAX_LINE_BYTES = block  # blocks of a few lines (a longer line is reported, the same both ways)
+    saved = textblocks.MAX_LINE_BYTES
+    textblocks.MAX_LINE_BYTES = block  # blocks of a few lines (a longer line is reported, the same both ways)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "in.csv"
@@ -96,7 +97,7 @@ def test_csv_blocks_read_and_write_what_the_csv_module_and_general_path_do(
             lane = publish(path, Path(tmp) / "lane", True, max_urls=max_urls)
             general = publish(path, Path(tmp) / "general", False, max_urls=max_urls)
     finally:
-        lists.MAX_LINE_BYTES = saved
+        textblocks.MAX_LINE_BYTES = saved
     assert lane == general
 
 
@@ -131,13 +132,13 @@ def test_a_quoted_cell_across_two_blocks_is_one_row(tmp_path: Path) -> None:
     the next block starts mid-row, so it is not split as columns."""
     header = "loc,lastmod\n"
     line = f"{BASE}p0000000,2024-01-01\n"
-    count = (lists.MAX_LINE_BYTES - len(header) - 30) // len(line)
+    count = (textblocks.MAX_LINE_BYTES - len(header) - 30) // len(line)
     head = "".join(f"{BASE}p{i:07d},2024-01-01\n" for i in range(count))
     quoted = '"' + BASE + "q" + "\n" * 100 + 'r",2024-01-03\n'
     tail = "".join(f"{BASE}t{i},2024-01-02\n" for i in range(100))
     text = header + head + quoted + tail
     start = len(header + head)
-    assert start < lists.MAX_LINE_BYTES < start + len(quoted)
+    assert start < textblocks.MAX_LINE_BYTES < start + len(quoted)
     path = tmp_path / "in.csv"
     path.write_text(text)
     lane = publish(path, tmp_path / "a", True)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sitemapkit.generator import lanes
 from sitemapkit.generator.run import generate
-from sitemapkit.generator.sources.lists import jsonl_may_have_alternates
+from sitemapkit.generator.sources.jsonl import jsonl_may_have_alternates
 from tests.generator.test_lanes_columns import changefreqs, lastmods, locs, priorities, publish
 
 BASE = "https://example.com/"  # (as test_lanes_columns's)

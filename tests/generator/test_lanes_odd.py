@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sitemapkit.generator.sources import lists as lists_module
+from sitemapkit.generator.sources import textblocks as lists_module
 from sitemapkit.generator.writer import SitemapWriter
 from tests.generator.test_lanes_columns import BASE, publish
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.generator.serialize import format_priority
-from sitemapkit.generator.sources import lists
+from sitemapkit.generator.sources import jsonl, lists, textblocks
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
 
 _fields = st.sampled_from(
@@ -112,7 +112,7 @@ def test_an_extension_item_reads_as_entry_from_dict_reads_it(
     from sitemapkit.reader.export import entry_from_dict
 
     got: list[Diagnostic] = []
-    kept = lists.read_extension(loc, key, [item], lists.FieldReporter("in.jsonl", got.append), 4)
+    kept = jsonl.read_extension(loc, key, [item], textblocks.FieldReporter("in.jsonl", got.append), 4)
     try:
         want = getattr(entry_from_dict({"loc": loc, key: [item]}), key)
     except InputError:

@@ -737,8 +737,8 @@ def _no_path(r: _Reader, key: Key) -> tuple[str, ...]:
 
 
 def _check_kind(r: _Reader, key: Key, kind: str, path: str) -> None:
-    from sitemapkit.generator.sources.lists import input_kind
     from sitemapkit.generator.sources.parquet import is_parquet
+    from sitemapkit.generator.sources.textblocks import input_kind
 
     detected = "parquet" if is_parquet(path) else input_kind(path)
     if path != "-" and detected != kind:

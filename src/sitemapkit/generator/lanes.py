@@ -28,8 +28,10 @@ from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_L
 from sitemapkit.core.diagnostics import Diagnostic
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.generator.serialize import escape_url, format_priority, xml_footer
-from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock, JsonBlock, ListLineParser
+from sitemapkit.generator.sources.jsonl import JsonBlock
+from sitemapkit.generator.sources.lists import ListLineParser
 from sitemapkit.generator.sources.records import CANONICAL_URL, ImagedRecord, TextRecord
+from sitemapkit.generator.sources.textblocks import CanonicalLines, ColumnBlock
 
 if TYPE_CHECKING:
     from sitemapkit.generator.parts import Part, Parts

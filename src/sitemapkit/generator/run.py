@@ -17,16 +17,11 @@ from sitemapkit.core.diagnostics import DiagnosticHandler
 from sitemapkit.core.errors import InputError, PublishError, UsageError
 from sitemapkit.core.model import Lastmod, UrlEntry
 from sitemapkit.generator.rules import UrlRules
-from sitemapkit.generator.sources.lists import (
-    input_kind,
-    is_url_list,
-    jsonl_may_have_alternates,
-    list_batches,
-    read_source,
-    record_batches,
-)
+from sitemapkit.generator.sources.jsonl import jsonl_may_have_alternates
+from sitemapkit.generator.sources.lists import is_url_list, list_batches, read_source, record_batches
 from sitemapkit.generator.sources.parquet import has_alternates, is_parquet
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
+from sitemapkit.generator.sources.textblocks import input_kind
 from sitemapkit.generator.writer import IndexMode, Naming, PublishResult, SitemapWriter
 
 if TYPE_CHECKING:

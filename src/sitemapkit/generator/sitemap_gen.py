@@ -382,7 +382,7 @@ def _toml_value(value: object) -> str:
 def to_toml(config: BuildConfig) -> str:
     """The `sitemapkit.toml` that builds what `config` builds (paths relative to the config's folder)."""
     from sitemapkit.core.constants import MAX_BYTES, MAX_URLS
-    from sitemapkit.generator.sources.lists import input_kind
+    from sitemapkit.generator.sources.textblocks import input_kind
 
     out: list[str] = [
         f"# sitemapkit.toml equivalent of {config.path.name}",

@@ -59,8 +59,8 @@ from sitemapkit.generator.serialize import (
     xml_footer,
     xml_header,
 )
-from sitemapkit.generator.sources.lists import CanonicalLines, ColumnBlock
 from sitemapkit.generator.sources.records import ImagedRecord, TextRecord, entry_from_text
+from sitemapkit.generator.sources.textblocks import CanonicalLines, ColumnBlock
 from sitemapkit.generator.tempfiles import RunLock, remove_stale
 
 if TYPE_CHECKING:

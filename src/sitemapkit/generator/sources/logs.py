@@ -48,7 +48,7 @@ from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError, InvalidUrlError, UsageError
 from sitemapkit.core.model import UrlEntry
 from sitemapkit.core.urls import Scope, normalize_url
-from sitemapkit.generator.sources.lists import TOO_LONG, bounded_lines, open_input
+from sitemapkit.generator.sources.textblocks import TOO_LONG, bounded_lines, open_input
 
 _ASSETS = """
     css js mjs map json xml rss atom txt wasm

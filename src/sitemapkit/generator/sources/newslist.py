@@ -53,7 +53,8 @@ def read_news_list(
     publication: tuple[str, str] | None = None,
 ) -> Iterator[UrlEntry]:
     """The entries of a TAB-separated news list whose columns `tag_order` names (see the module docstring)."""
-    from sitemapkit.generator.sources.lists import FieldReporter, decoded_blocks, open_input, relative_dropped
+    from sitemapkit.generator.sources.lists import relative_dropped
+    from sitemapkit.generator.sources.textblocks import FieldReporter, decoded_blocks, open_input
 
     stream = open_input(name)
     fields = FieldReporter(name, report)

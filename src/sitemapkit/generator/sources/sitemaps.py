@@ -16,7 +16,7 @@ from pathlib import Path
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import IndexEntry, UrlEntry
-from sitemapkit.generator.sources.lists import open_input
+from sitemapkit.generator.sources.textblocks import open_input
 from sitemapkit.reader.local import local_child
 
 _MAX_DEPTH = 5
