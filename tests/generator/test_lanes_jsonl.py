@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +188,55 @@ def test_an_image_a_line_with_urls_to_escape_and_to_normalise(tmp_path: Path) ->
     text = b"".join(lane[0].values())
     assert b"<image:loc>https://example.com/i/0.jpg?a=1&amp;b=&apos;0&apos;</image:loc>" in text
     assert b"https://cdn.example.org/Up.jpg" in text and [d[0] for d in lane[1]] == ["invalid-url"]
+
+
+def test_what_cannot_be_scanned_is_held_for_completion(tmp_path: Path) -> None:
+    # a named pipe cannot be read twice; bytes in another encoding may spell the key otherwise (UTF-7: +AGE-)
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    assert jsonl_may_have_alternates(str(fifo))  # (answered without opening it)
+    seven = tmp_path / "seven.jsonl"
+    seven.write_bytes(b'{"loc": "https://example.com/en", "+AGE-lternates": []}\n')
+    assert not jsonl_may_have_alternates(str(seven))
+    assert jsonl_may_have_alternates(str(seven), "utf-7")
+    assert not jsonl_may_have_alternates(str(seven), "UTF8")
+    assert jsonl_may_have_alternates(str(seven), "no-such-codec")  # (reading it reports the encoding)
+
+
+def test_a_named_pipe_is_read_once_and_published(tmp_path: Path) -> None:
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    lines = "".join(json.dumps(row) + "\n" for row in lines_of(5)).encode()
+
+    def feed() -> None:
+        with open(fifo, "wb") as f:
+            f.write(lines)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    result = generate([str(fifo)], tmp_path / "out", BASE)
+    writer.join(5)
+    assert result.urls == 5
+
+
+def test_a_cell_with_a_line_feed_beside_one_to_escape(tmp_path: Path) -> None:
+    # the lane escapes a column joined by LF: a cell with a LF of its own (a JSON string may have one)
+    # must not shift the others
+    rows = [
+        {"loc": f"{BASE}a", "images": [{"loc": f"{BASE}a\nb.jpg"}]},
+        {"loc": f"{BASE}b", "images": [{"loc": f"{BASE}x&y.jpg"}]},
+    ]
+    path = write(tmp_path / "images.jsonl", rows)
+    lane = publish(path, tmp_path / "lane", True)
+    assert lane == publish(path, tmp_path / "general", False)
+    assert [d[0] for d in lane[1]] == ["invalid-url"]
+    locs = write(tmp_path / "locs.jsonl", [{"loc": f"{BASE}a\nb"}, {"loc": f"{BASE}x&y"}])
+    assert publish(locs, tmp_path / "lane2", True) == publish(locs, tmp_path / "general2", False)
+
+
+def test_a_number_too_long_for_an_int_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(f'{{"loc": "{BASE}a", "priority": {"1" * 5000}}}\n{{"loc": "{BASE}b"}}\n')
+    files, diagnostics = publish(path, tmp_path / "out", True)
+    assert [(code, line) for code, line, _, _ in diagnostics] == [("bad-line", 1)]
+    assert b"<loc>https://example.com/b</loc>" in b"".join(files.values())

@@ -447,7 +447,7 @@ def add_columns(
     joined = "\n".join(cast("list[str]", locs))
     if not escaped and ("&" in joined or "'" in joined):
         joined = joined.replace("&", "&amp;").replace("'", "&apos;")
-        locs = joined.split("\n")
+        locs = _escaped_cells(joined, locs)
     data = joined.encode("utf-8", "surrogatepass")
     folder_b, own_b = folder.encode(), own.encode()
     longest = max(map(len, locs))  # type: ignore[arg-type]
@@ -598,7 +598,7 @@ def _image_elements(
     if counts == {1}:  # an image a row (the usual case): its URL between the tags
         column = list(map(itemgetter(0), images))
         if any("&" in url or "'" in url for url in distinct):
-            column = "\n".join(column).replace("&", "&amp;").replace("'", "&apos;").split("\n")
+            column = _escaped_cells("\n".join(column).replace("&", "&amp;").replace("'", "&apos;"), column)
         widest = max(map(len, column)) + len(_IMAGE_OPEN) + len(_IMAGE_CLOSE)
         return column, (_IMAGE_OPEN, _IMAGE_CLOSE), widest
     element = {url: _IMAGE_OPEN + escape_url(url) + _IMAGE_CLOSE for url in distinct - bad}
@@ -610,6 +610,14 @@ def _image_elements(
         return "".join(map(element.get, urls, repeat(""))) if urls else ""
 
     return list(map(text_of, images)), ("", ""), widest
+
+
+def _escaped_cells(joined: str, cells: Sequence[str | None]) -> list[str]:
+    """The cells XML-escaped, from `joined` (the cells joined by LF, then escaped): split again where no
+    cell has a line feed of its own (a JSON or Parquet cell may), else escaped one by one."""
+    if joined.count("\n") == len(cells) - 1:
+        return joined.split("\n")
+    return [escape_url(cell or "") for cell in cells]
 
 
 def _canonical_image(url: str) -> bool:

@@ -236,7 +236,8 @@ def generate(
                 and (
                     not has_alternates(s.path)
                     if is_parquet(s.path)
-                    else input_kind(s.path) in ("list", "csv") or not jsonl_may_have_alternates(s.path)
+                    else input_kind(s.path) in ("list", "csv")
+                    or not jsonl_may_have_alternates(s.path, s.encoding or encoding)
                 )
                 for s in inputs
             )

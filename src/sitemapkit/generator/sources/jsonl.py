@@ -9,9 +9,12 @@ the writer's columnar lane (a line whose only extension is images given by their
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import json
+import os
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
@@ -36,21 +39,26 @@ _ALTERNATES_KEY = re.compile(rb'"alternates"|\\u00[2-7][0-9A-Fa-f]')
 spelled `"\\u0061lternates"`, which JSON writers never do for a plain letter)."""
 
 
-def jsonl_may_have_alternates(name: str) -> bool:
+def jsonl_may_have_alternates(name: str, encoding: str | None = None) -> bool:
     """Whether the JSONL file `name` may give some URL alternates (hreflang), which the writer then completes
-    into groups: found by a scan of its bytes; True where it cannot be told (stdin, a file that cannot
-    be read: reading it reports why)."""
+    into groups: found by a scan of its bytes; True where it cannot be told: standard input or anything
+    else that is not a regular file (a named pipe cannot be read twice), a text encoding other than UTF-8
+    (its bytes may spell the key otherwise), a file that cannot be read (reading it reports why)."""
     if name == "-":
         return True
-    tail = b""
     try:
+        if encoding is not None and codecs.lookup(encoding).name not in ("utf-8", "utf-8-sig"):
+            return True
+        if not stat.S_ISREG(os.stat(name).st_mode):
+            return True
+        tail = b""
         with open_input(name) as stream:
             while block := stream.read(1 << 20):
                 data = tail + block
                 if b'"alternates"' in data or (b"\\u00" in data and _ALTERNATES_KEY.search(data)):
                     return True
                 tail = block[-11:]  # (a match the block's end cuts: within its last 11 bytes)
-    except (OSError, EOFError, zlib.error, InputError):
+    except (OSError, EOFError, zlib.error, InputError, LookupError):
         return True
     return False
 
@@ -127,6 +135,9 @@ def read_jsonl(
                     continue
                 except RecursionError:
                     fields.bad_line("not valid JSON (nested too deeply); the line is skipped", number)
+                    continue
+                except ValueError as exc:  # a number the int type refuses (over 4,300 digits)
+                    fields.bad_line(f"not valid JSON ({exc}); the line is skipped", number)
                     continue
             item = _jsonl_item(obj, number, fields, warned, columnar)
             if item is not None:
