@@ -196,6 +196,10 @@ def test_xml_like_garbage_never_crashes_and_chunking_is_invisible(data: bytes, c
 
 @settings(max_examples=60, deadline=None)
 @given(xmlish)
+# a character of two bytes cut between two feeds counts once, as lxml counts it (the column was one short)
+@example(
+    f'<urlset xmlns="{NS}" xmlns:image="{IMAGE_NS}"><![CDATA[é]]><url><loc>https://e.com/x</loc></url></url>'.encode()
+)
 def test_xml_like_garbage_read_byte_by_byte(data: bytes) -> None:
     whole = run(data)
     bytewise = run(data, list(range(1, len(data))))

@@ -48,14 +48,30 @@ class After(IntEnum):
     """Stop: nothing sitemap-like came before the error (no root start tag, no entry): not a sitemap."""
 
 
+_CONTINUATION = bytes(range(0x80, 0xC0))
+"""The bytes that continue a UTF-8 character (a character is counted where its first byte is)."""
+
+
+def _chars(data: bytes) -> int:
+    """The characters of the UTF-8 `data`, each counted by its first byte: a character that a piece boundary
+    cuts counts once, in the piece where it starts, however the bytes were fed."""
+    return len(data) if data.isascii() else len(data.translate(None, _CONTINUATION))
+
+
 def _char_bytes(data: bytes, pos: int, chars: int) -> int:
-    """How many bytes the first `chars` characters of the UTF-8 `data[pos:]` take (at most the rest)."""
+    """How many bytes the first `chars` characters of the UTF-8 `data[pos:]` take (at most the rest); bytes at
+    `pos` that continue a character begun before it count as none (see `_chars`)."""
     if chars <= 0:
         return 0
     head = data[pos : pos + chars]
     if head.isascii():
         return len(head)
-    return len(data[pos : pos + 4 * chars].decode("utf-8", "ignore")[:chars].encode("utf-8"))
+    start = pos
+    while start < len(data) and data[start] in _CONTINUATION:
+        start += 1
+    return (
+        start - pos + len(data[start : start + 4 * chars].decode("utf-8", "ignore")[:chars].encode("utf-8"))
+    )
 
 
 class Position:
@@ -107,7 +123,7 @@ class History:
         # characters from the parser's column 1 to the end of `data`: lxml counts columns in those
         nl = data.rfind(b"\n")
         tail = data if nl < 0 else data[nl + 1 :]
-        chars = len(tail) if tail.isascii() else len(tail.decode("utf-8", "replace"))
+        chars = _chars(tail)
         self._chars = chars if nl >= 0 else self._chars + chars
 
     def settle(self, progressed: bool) -> None:
