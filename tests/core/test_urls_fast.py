@@ -87,6 +87,8 @@ def _slow(text: str, base: str | None) -> object:
 @example("https://example.com/a?#f", None)
 @example("https://example.com/a?", None)
 @example("https://example.com/a#", None)
+@example("https://example.com:0080", None)  # a port with a leading zero: the fast path kept it as written
+@example("http://example.com:00/x", None)
 def test_normalize_url_is_its_slow_path(text: str, base: str | None) -> None:
     assert _outcome(lambda: normalize_url(text, base)) == _slow(text, base)
 

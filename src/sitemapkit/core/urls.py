@@ -115,7 +115,7 @@ def normalize_url(text: str, base_url: str | None = None) -> str:
         m is not None
         and "%" not in s
         and "#" not in s
-        and (port is None or int(port) <= 65535)
+        and (port is None or (int(port) <= 65535 and (port[0] != "0" or port == "0")))  # (`:0080` is `:80`)
         and ".." not in m.group(2)  # an empty host label: the slow path says why it is invalid
         and "/." not in s[m.end(2) :]  # no dot segments to remove
     ):
