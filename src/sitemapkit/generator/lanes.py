@@ -263,10 +263,8 @@ def add_record_batch(
 
         def general_row(index: int) -> None:
             record = block.record(index)
-            if isinstance(record, ImagedRecord):
-                writer.add_entry(record.entry(writer.log))
-            elif record is not None:
-                writer.add_record(record)
+            if record is not None:
+                _add_general(writer, record)
 
         if lane and writer.lane_meter.wanted():
             imaged = block.images if isinstance(block, JsonBlock) else None
@@ -281,13 +279,7 @@ def add_record_batch(
         for diagnostic in notes.get(index, ()):
             writer.log.add(diagnostic)
         if index < n:
-            record = records[index]
-            if isinstance(record, UrlEntry):
-                writer.add_entry(record)
-            elif isinstance(record, ImagedRecord):
-                writer.add_entry(record.entry(writer.log))
-            else:
-                writer.add_record(record)
+            _add_general(writer, records[index])
 
     if not lane or not writer.lane_meter.wanted():
         for index in range(n + 1):
@@ -306,6 +298,16 @@ def add_record_batch(
     if rows:
         add_columns(writer, list(zip(*rows, strict=False))[:4], odd, general, images=images)
     general(n)
+
+
+def _add_general(writer: SitemapWriter, record: TextRecord | UrlEntry | ImagedRecord) -> None:
+    """Add a record of a CSV or JSONL batch the general way."""
+    if isinstance(record, UrlEntry):
+        writer.add_entry(record)
+    elif isinstance(record, ImagedRecord):
+        writer.add_entry(record.entry(writer.log))
+    else:
+        writer.add_record(record)
 
 
 def list_columns(text: str, lines: Callable[[], Sequence[str]]) -> tuple[list[list[str]], set[int]]:

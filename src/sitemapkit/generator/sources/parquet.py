@@ -26,9 +26,9 @@ from sitemapkit.core.dates import format_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
 from sitemapkit.core.errors import InputError, UsageError
 from sitemapkit.core.model import UrlEntry
-from sitemapkit.generator.sources.jsonl import read_extension, with_extensions
+from sitemapkit.generator.sources.jsonl import read_extension
 from sitemapkit.generator.sources.lists import RecordBatch
-from sitemapkit.generator.sources.records import TextRecord, entry_from_text
+from sitemapkit.generator.sources.records import TextRecord, entry_from_text, with_extensions
 from sitemapkit.generator.sources.textblocks import FIELDS, ColumnBlock, FieldReporter
 
 PARQUET_HINT: Final = "Parquet input needs pyarrow: pip install 'sitemapkit[parquet]'"

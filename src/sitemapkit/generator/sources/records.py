@@ -1,12 +1,13 @@
 """Text records: a URL and its optional fields exactly as an input file spells them, with file and line.
 
-`entry_from_text` turns a record into a `UrlEntry`, reporting and dropping bad optional fields.
+`entry_from_text` turns a record into a `UrlEntry`, reporting and dropping bad optional fields;
+`with_extensions` gives an entry the extensions read beside it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sitemapkit.core.constants import CHANGEFREQS
 from sitemapkit.core.dates import parse_w3c
@@ -40,11 +41,7 @@ class ImagedRecord(NamedTuple):
     def entry(self, report: DiagnosticHandler) -> UrlEntry:
         """The entry, as `entry_from_text` and the images give it (a bad field reported and dropped)."""
         entry = entry_from_text(TextRecord(*self[:6]), report)
-        images = tuple(map(Image, self.images))
-        lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
-        return UrlEntry(
-            entry.loc, lastmod, changefreq, priority, images, (), None, (), self.source, self.line
-        )
+        return with_extensions(entry, {"images": tuple(map(Image, self.images))})
 
 
 def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
@@ -148,3 +145,20 @@ def _reason(exc: InvalidDateError) -> str:
 # `normalize_url` returns such a URL unchanged unless it has dot segments (`/./`, `/../`), which the
 # writer's bulk path checks for separately.
 CANONICAL_URL = re.compile(r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
+
+
+def with_extensions(entry: UrlEntry, found: dict[str, Any]) -> UrlEntry:
+    """`entry` with the extensions in `found` (images, videos, news, alternates) in place of its own."""
+    return UrlEntry(  # positional: several times cheaper than dataclasses.replace
+        entry.loc,
+        entry.lastmod,
+        entry.changefreq,
+        entry.priority,
+        found.get("images", entry.images),
+        found.get("videos", entry.videos),
+        found.get("news", entry.news),
+        found.get("alternates", entry.alternates),
+        entry.sitemap,
+        entry.line,
+        entry.lastmod_text,
+    )
