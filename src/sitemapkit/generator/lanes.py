@@ -228,7 +228,7 @@ def add_list_batch(
         text = "\n".join(lines)
         get_lines = repeat(lines).__next__
     escaped = "&" in text or "'" in text
-    columns, odd = list_columns(text, get_lines)
+    columns, odd = list_columns(text, get_lines, lines if isinstance(lines, CanonicalLines) else None)
     if not odd and isinstance(lines, CanonicalLines):
         # every field of every row is in the columns (XML-escaped): a row the general path takes is
         # joined again from them, and the batch is not decoded and split into lines for the few it needs
@@ -310,18 +310,25 @@ def _add_general(writer: SitemapWriter, record: TextRecord | UrlEntry | ImagedRe
         writer.add_record(record)
 
 
-def list_columns(text: str, lines: Callable[[], Sequence[str]]) -> tuple[list[list[str]], set[int]]:
-    """The columns of a batch of URL-list lines, `text` (the lines joined by LF, `lines()` the lines): the
-    URL, XML-escaped, then the positional TAB fields; and the rows whose number of TABs differs from the
-    batch's usual one (odd: read on their own by the general path)."""
-    n = text.count("\n") + 1
+def list_columns(
+    text: str, lines: Callable[[], Sequence[str]], canonical: CanonicalLines | None = None
+) -> tuple[list[list[str]], set[int]]:
+    """The columns of a batch of URL-list lines, `text` (the lines joined by LF, `lines()` the lines;
+    `canonical`: the batch, if it came so): the URL, XML-escaped, then the positional TAB fields; and the
+    rows whose number of TABs differs from the batch's usual one (odd: read on their own by the general
+    path)."""
+    n = len(canonical) if canonical is not None else text.count("\n") + 1
     if "&" in text or "'" in text:
         text = text.replace("&", "&amp;").replace("'", "&apos;")  # no valid field has either
-    tabs = text.count("\t")
+    tabs = canonical.tabs if canonical is not None else text.count("\t")
     if not tabs:
         return [text.split("\n")], set()
     k = tabs // n
-    if k * n == tabs and 1 <= k <= len(_FIELD_ELEMENTS):
+    shaped = k * n == tabs and 1 <= k <= len(_FIELD_ELEMENTS)
+    if shaped and canonical is not None and canonical.aligned("\t", k):
+        fields = text.replace("\n", "\t").split("\t")  # every line k TABs: the fields in line order
+        return [fields[c :: k + 1] for c in range(k + 1)], set()
+    if shaped and canonical is None:
         # every line k TABs, if each of the n - 1 line starts (marked by a LF) is a first field
         fields = text.replace("\n", "\t\n").split("\t")
         first_fields = "".join(fields[0 :: k + 1])
@@ -453,11 +460,12 @@ def add_columns(
     data = joined.encode("utf-8", "surrogatepass")
     folder_b, own_b = folder.encode(), own.encode()
     longest = max(map(len, locs))  # type: ignore[arg-type]
+    lines = data.split(b"\n")
     canonical = (
         len(data) == len(joined)
+        and len(lines) == n  # no URL with a line feed in it (a JSON or Parquet cell may have one)
         and data.startswith(folder_b)
         and data.count(b"\n" + folder_b) == n - 1
-        and data.count(b"\n") == n - 1  # no URL with a line feed in it (a CSV cell may have one)
         and not data.translate(None, _URL_BYTES_AND_LF)
         and "/." not in folder
         and (data.count(b".") == n * folder.count(".") or b"/." not in data)  # (dots: only the folder's)
@@ -465,8 +473,7 @@ def add_columns(
         and b"\n" + own_b not in data
         and longest < MAX_URL_LENGTH
     )
-    lines = data.split(b"\n")
-    if len(lines) != n:  # a URL with a line feed in it (a CSV cell may have one): its row is odd anyway
+    if len(lines) != n:  # a URL with a line feed in it: its row is odd anyway
         lines = [loc.encode("utf-8", "surrogatepass") for loc in cast("list[str]", locs)]
     found = set() if canonical else set(_odd_urls(data, lines, locs, folder, own, longest))
     # the optional columns: each distinct cell checked once; a column whose cells are all written as they

@@ -287,7 +287,8 @@ def _read_csv(
 
     limit = csv.field_size_limit()
     if columnar and feed.at < len(feed.lines):  # the rest of the header's block
-        rest = feed.lines[feed.at :]
+        lines = feed.lines
+        rest = lines.after(feed.at) if isinstance(lines, CanonicalLines) else lines[feed.at :]
         columns_block = _column_block(
             feed.first + feed.at, rest, delimiter, len(columns) - 1, loc_index, field_at, read, limit
         )
@@ -336,10 +337,11 @@ def _column_block(
     """The block of lines `block` (the first one numbered `first`) as columns, if it has neither quotes nor
     CRs nor a line over the csv module's field `limit`, and its usual row has the loc cell and at most `k`
     delimiters; else None (read by the csv module)."""
-    text = block.data.decode("ascii") if isinstance(block, CanonicalLines) else "\n".join(block)
-    if '"' in text or "\r" in text or _has_long_line(text, limit):
-        return None
-    n = text.count("\n") + 1
+    canonical = block if isinstance(block, CanonicalLines) else None
+    text = canonical.data.decode("ascii") if canonical is not None else "\n".join(block)
+    if (canonical is None and ('"' in text or "\r" in text)) or _has_long_line(text, limit):
+        return None  # (a canonical block has neither)
+    n = len(block) if canonical is not None else text.count("\n") + 1
     # XML-escaped before the split (no valid cell has & or '), unless the escape would add delimiters
     escaped = delimiter != ";"
     cells_text = text
@@ -350,6 +352,9 @@ def _column_block(
     cells: list[str] | None = None
     if not k and delimiter not in text:
         cells = cells_text.split("\n")
+    elif canonical is not None:
+        if canonical.aligned(delimiter, k):  # every row k delimiters: the cells in row order
+            cells = cells_text.replace("\n", delimiter).split(delimiter)
     elif text.count(delimiter) == n * k:
         # every row k delimiters, if each of the n - 1 row starts (marked by a LF) is a first cell
         cells = cells_text.replace("\n", delimiter + "\n").split(delimiter)

@@ -96,24 +96,47 @@ class FieldReporter:
 # Bytes of a URL list in canonical form: RFC 3986 characters other than % and #, TAB and LF.
 _CANONICAL_TEXT = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?\t\n"
 _CANONICAL_BYTES = _CANONICAL_TEXT.encode("ascii")
-_CANONICAL_BYTES_BUT_SEPARATORS = bytes(set(_CANONICAL_BYTES) - set(b"\t\n."))
+_KEPT = b"\t\n.,;"  # what the canonical check keeps of a block: its separators and dots, counted apart
+_CANONICAL_BYTES_BUT_SEPARATORS = bytes(set(_CANONICAL_BYTES) - set(_KEPT))
 
 
 class CanonicalLines(Sequence[str]):
     """A batch of lines whose every byte is a canonical URL character or TAB (so ASCII, in any encoding
     that agrees with ASCII on them), kept as the bytes between its line feeds and decoded only when a
-    line is asked for: `SitemapWriter.add_lines` writes such a batch straight from `data`."""
+    line is asked for: `SitemapWriter.add_lines` writes such a batch straight from `data`.
+    `marks`: the batch's TABs, LFs, dots, commas and semicolons alone, in order (see `aligned`)."""
 
-    __slots__ = ("_count", "_lines", "data", "dots", "tabs")
+    __slots__ = ("_count", "_lines", "_marks", "data", "dots", "tabs")
 
-    def __init__(self, data: bytes, count: int, tabs: int, dots: int) -> None:
+    def __init__(self, data: bytes, marks: bytes) -> None:
         self.data = data
-        self.tabs = tabs
+        self._marks = marks
+        self._count = marks.count(b"\n") + 1
+        self.tabs = marks.count(b"\t")
         """How many TABs `data` holds."""
-        self.dots = dots
+        self.dots = marks.count(b".")
         """How many dots `data` holds."""
         self._lines: list[str] | None = None
-        self._count = count
+
+    def delimiters(self, delimiter: str) -> int:
+        """How many times `delimiter` (TAB, `,` or `;`) occurs in the batch."""
+        return self._marks.count(delimiter.encode("ascii"))
+
+    def aligned(self, delimiter: str, k: int) -> bool:
+        """Whether every line holds exactly `k` of `delimiter` (TAB, `,` or `;`): one pass over the marks,
+        a few bytes a line, instead of over the lines."""
+        mark = delimiter.encode("ascii")
+        shape = self._marks.translate(None, bytes(set(_KEPT) - {mark[0], 10}))
+        row = mark * k
+        return len(shape) == self._count * (k + 1) - 1 and shape == (row + b"\n") * (self._count - 1) + row
+
+    def after(self, count: int) -> CanonicalLines:
+        """The lines from the `count`-th on (0 < `count` < the number of lines): a CSV block less its
+        header."""
+        data, marks = self.data, self._marks
+        for _ in range(count):
+            data, marks = data[data.index(b"\n") + 1 :], marks[marks.index(b"\n") + 1 :]
+        return CanonicalLines(data, marks)
 
     def lines(self) -> list[str]:
         """The decoded lines."""
@@ -202,13 +225,13 @@ def decoded_blocks(
                 ascii_based = _CANONICAL_TEXT.encode(codec, "replace") == _CANONICAL_BYTES
             except LookupError:
                 ascii_based = False  # decode() below reports the unknown encoding
-        # one pass drops every canonical byte but TAB, LF and ".": canonical if nothing else is left,
-        # and what is left is counted (the bulk lane needs the counts) at no cost
+        # one pass drops every canonical byte but the separators and dots: canonical if nothing else is left,
+        # and what is left is counted (the lanes need the counts and the shape of the lines) at no cost
         rest = data.translate(None, _CANONICAL_BYTES_BUT_SEPARATORS) if ascii_based else b"x"
-        if not rest.translate(None, b"\t\n."):
+        if not rest.translate(None, _KEPT):
             if data.endswith(b"\n"):
                 data, rest = data[:-1], rest[:-1]
-            canonical = CanonicalLines(data, rest.count(b"\n") + 1, rest.count(b"\t"), rest.count(b"."))
+            canonical = CanonicalLines(data, rest)
             yield number, canonical, True
             number += len(canonical)
             if not block:
