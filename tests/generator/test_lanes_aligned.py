@@ -78,3 +78,15 @@ def test_list_lines_whose_tabs_add_up_are_read_one_by_one(tmp_path: Path) -> Non
         b"<loc>https://example.com/short</loc><lastmod>2024-01-03</lastmod><changefreq>daily</changefreq></url>"
         in written
     )
+
+
+def test_a_tab_in_a_csv_cell_of_a_canonical_block_is_not_taken_for_a_url_byte(tmp_path: Path) -> None:
+    """A TAB passes the canonical check (it separates a list's fields) but is no URL byte: in a CSV cut by
+    commas, a loc with one goes the general way."""
+    rows = [f"{BASE}p{i},2024-01-01" for i in range(20)]
+    rows[4] = f"{BASE}tab\there,2024-01-02"
+    path = tmp_path / "in.csv"
+    path.write_text("loc,lastmod\n" + "\n".join(rows) + "\n")
+    lane = publish_csv(path, tmp_path / "lane", True)
+    assert lane == publish_csv(path, tmp_path / "general", False)
+    assert b"\t" not in b"".join(lane[0].values())

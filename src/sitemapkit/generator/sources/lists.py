@@ -379,7 +379,8 @@ def _column_block(
     for name in FIELDS:
         at = field_at.get(name)
         columns.append(cells[at::width] if at is not None and at <= usual else empty)
-    return ColumnBlock(columns, odd, text, first, delimiter, read, escaped)
+    url_bytes = canonical is not None and (delimiter == "\t" or not canonical.tabs)
+    return ColumnBlock(columns, odd, text, first, delimiter, read, escaped, url_bytes)
 
 
 def _has_long_line(text: str, limit: int) -> bool:

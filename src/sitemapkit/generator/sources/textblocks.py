@@ -267,7 +267,9 @@ class ColumnBlock:
     lines without a quote or a CR, so that each line is one row and its cells are the text between the
     delimiters. `odd`: the rows whose number of cells differs from the block's usual one (a blank row, a
     short or a long one): `record(i)` reads those, and any other row the columnar lane does not take, as
-    the csv module's row would be read, reporting a bad row where the record-by-record reading does."""
+    the csv module's row would be read, reporting a bad row where the record-by-record reading does.
+    `url_bytes`: every loc cell holds only bytes a canonical URL may have (the block passed the canonical
+    check, and no cell holds a TAB)."""
 
     __slots__ = (
         "_delimiter",
@@ -280,6 +282,7 @@ class ColumnBlock:
         "first",
         "notes",
         "odd",
+        "url_bytes",
     )
 
     def __init__(
@@ -291,8 +294,10 @@ class ColumnBlock:
         delimiter: str,
         read: Callable[[list[str], int], TextRecord | None],
         escaped: bool,
+        url_bytes: bool = False,
     ) -> None:
         self.columns = columns
+        self.url_bytes = url_bytes
         self.odd = odd
         self.first = first
         self.escaped = escaped
