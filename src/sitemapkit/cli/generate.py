@@ -154,7 +154,8 @@ def generate(
     """Generate sitemaps for the URLs in SOURCE files, a site folder (--dir) and access logs (--log).
 
     A SOURCE is a URL list (one URL per line, optional TAB-separated lastmod, changefreq, priority),
-    a .csv with a header, or a .jsonl file; .gz works, and '-' reads standard input. A .parquet file (or
+    a .csv with a header, or a .jsonl file; .gz works, and '-' reads standard input (JSONL, a CSV with
+    a header, XML or a URL list, told apart by its first bytes). A .parquet file (or
     a folder of part files, such as a harvest's urls/) is read by its columns, named as the CSV's, with
     the extensions `parse --format parquet` writes (needs sitemapkit[parquet]). A SOURCE whose
     content is an XML sitemap, sitemap index or RSS/Atom feed (0.84 or 0.9, gzip or not, whatever its

@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from enum import IntEnum
-from typing import Any, Final, cast
+from typing import Any, BinaryIO, Final, cast
 
 from lxml import etree
 
@@ -882,13 +882,22 @@ def parse_file(
     max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
 ) -> Iterator[Entry]:
     """Parse a sitemap file (plain or gzip, any supported format), reading it in chunks; yield its entries."""
-    parser = SitemapParser(
-        source if source is not None else os.fspath(path),
-        on_diagnostic=on_diagnostic,
-        max_uncompressed=max_uncompressed,
-    )
     with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            for batch in parser.feed_pieces(chunk):
-                yield from batch
+        name = source if source is not None else os.fspath(path)
+        yield from parse_stream(f, name, on_diagnostic=on_diagnostic, max_uncompressed=max_uncompressed)
+
+
+def parse_stream(
+    stream: BinaryIO,
+    source: str,
+    *,
+    on_diagnostic: DiagnosticCallback | None = None,
+    max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
+) -> Iterator[Entry]:
+    """Parse a sitemap read from a binary stream (plain or gzip; standard input, a pipe), a chunk at a
+    time; yield its entries. The stream is left open."""
+    parser = SitemapParser(source, on_diagnostic=on_diagnostic, max_uncompressed=max_uncompressed)
+    while chunk := stream.read(CHUNK):
+        for batch in parser.feed_pieces(chunk):
+            yield from batch
     yield from parser.close()

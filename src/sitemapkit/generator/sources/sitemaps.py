@@ -3,12 +3,14 @@ recognised by content whatever the file's name. Every field and extension of eac
 
 An index's children are read from the local folder: a child's URL path is looked for under the index's
 folder, from its whole path down to its file name (`https://example.com/maps/s1.xml` listed by
-`site/sitemap_index.xml` is `site/maps/s1.xml`, else `site/s1.xml`). Nothing is fetched.
+`site/sitemap_index.xml` is `site/maps/s1.xml`, else `site/s1.xml`); for an index on standard input, under
+the current folder. Nothing is fetched.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,7 @@ from pathlib import Path
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import IndexEntry, UrlEntry
-from sitemapkit.generator.sources.textblocks import open_input
+from sitemapkit.generator.sources.textblocks import open_input, stdin_kind
 from sitemapkit.reader.local import local_child
 
 _MAX_DEPTH = 5
@@ -25,9 +27,11 @@ _SITEMAP_ROOTS = ("<urlset", "<sitemapindex", "<rss", "<feed", "<rdf:rdf")
 
 def is_sitemap_file(name: str) -> bool:
     """Whether the file `name` (gzip or not) holds an XML sitemap, sitemap index or feed, by its first bytes.
-    Only regular files are looked at; one that cannot be opened is not one (it is then read, and
-    reported, as the kind its name says)."""
-    if name == "-" or not os.path.isfile(name):  # a pipe would lose what was read here
+    Only regular files and standard input (`-`) are looked at; one that cannot be opened is not one (it is
+    then read, and reported, as the kind its name says)."""
+    if name == "-":
+        return stdin_kind() == "sitemap"  # (looked at without taking the bytes)
+    if not os.path.isfile(name):  # a named pipe would lose what was read here
         return False
     try:
         stream = open_input(name)
@@ -55,20 +59,24 @@ def read_sitemaps(
     """The URL entries of a sitemap file, and of an index's children found next to it (see the module
     docstring). Problems are reported with file and line; a child that is not found is reported
     (`read-error`) and skipped."""
-    from sitemapkit.reader.parser import parse_file
+    from sitemapkit.reader.parser import parse_file, parse_stream
 
     seen = _seen if _seen is not None else set()
     real = Path(path).resolve()
     seen.add(real)
     name = os.fspath(path)
     try:
-        for entry in parse_file(path, source=name, on_diagnostic=report):
+        if name == "-":  # standard input: an index's children are looked for in the current folder
+            entries = parse_stream(sys.stdin.buffer, "<stdin>", on_diagnostic=report)
+        else:
+            entries = parse_file(path, source=name, on_diagnostic=report)
+        for entry in entries:
             if isinstance(entry, UrlEntry):
                 yield entry
                 continue
             yield from _child(name, entry, report, _depth, seen)
     except OSError as exc:
-        report(Diagnostic.make("read-error", f"cannot be read ({exc.strerror or exc})", source=name))
+        report(Diagnostic.make("read-error", f"cannot be read ({exc.strerror or exc})", source=_shown(name)))
 
 
 def _child(
@@ -81,7 +89,7 @@ def _child(
                 "read-error",
                 "this child sitemap is not in the index's folder (looked for its URL path there); its URLs "
                 "are not read",
-                source=index,
+                source=_shown(index),
                 line=entry.line,
                 url=entry.loc,
             )
@@ -92,7 +100,7 @@ def _child(
             Diagnostic.make(
                 "fetch-loop",
                 f"{child} was read already; not again",
-                source=index,
+                source=_shown(index),
                 line=entry.line,
                 url=entry.loc,
             )
@@ -101,8 +109,16 @@ def _child(
     if depth + 1 > _MAX_DEPTH:
         report(
             Diagnostic.make(
-                "too-deep", f"indexes nested more than {_MAX_DEPTH} deep", source=index, line=entry.line
+                "too-deep",
+                f"indexes nested more than {_MAX_DEPTH} deep",
+                source=_shown(index),
+                line=entry.line,
             )
         )
         return
     yield from read_sitemaps(child, report, _depth=depth + 1, _seen=seen)
+
+
+def _shown(index: str) -> str:
+    """How diagnostics name the index `index` (`-`: standard input)."""
+    return "<stdin>" if index == "-" else index

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, cast, overload
@@ -27,6 +28,7 @@ __all__ = [
     "decoded_blocks",
     "input_kind",
     "open_input",
+    "stdin_kind",
 ]
 
 FIELDS = ("lastmod", "changefreq", "priority")
@@ -53,6 +55,40 @@ def open_input(name: str) -> IO[bytes]:
         raise InputError(f"{name}: cannot open ({exc.strerror or exc})") from None
 
 
+_HEADER_NAMES = ("loc", "url", "address")
+
+
+def stdin_kind() -> str:
+    """What standard input holds, by its first bytes (gzip decompressed), looked at without taking them:
+    "jsonl" when they start with `{`, "sitemap" with `<` (XML: a sitemap, an index or a feed), "csv" when
+    the first line is a CSV header naming the URL column (`loc`, `url` or `address`, and no `://`), else
+    "list". So `sitemapkit parse ... --format jsonl | sitemapkit generate -` reads JSONL."""
+    peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
+    if peek is None:  # (a stream that cannot be looked at without reading: a URL list, as before)
+        return "list"
+    try:
+        head = bytes(peek(_SNIFF)[:_SNIFF])
+        if head[:2] == b"\x1f\x8b":
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF)
+    except (OSError, ValueError, zlib.error):
+        return "list"  # reading reports it
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    if text[:1] == b"{":
+        return "jsonl"
+    if text[:1] == b"<":
+        return "sitemap"
+    first = text.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
+    if b"://" not in text.split(b"\n", 1)[0]:
+        for delimiter in (",", ";", "\t"):
+            cells = [cell.strip().strip('"') for cell in first.split(delimiter)]
+            if len(cells) > 1 and any(cell in _HEADER_NAMES for cell in cells):
+                return "csv"
+    return "list"
+
+
+_SNIFF = 4096
+
+
 class _OwningGzipFile(gzip.GzipFile):
     """A GzipFile that closes the file it reads from."""
 
@@ -68,7 +104,11 @@ class _OwningGzipFile(gzip.GzipFile):
 
 
 def input_kind(name: str) -> str:
-    """How an input file is read, by its name: "csv", "jsonl" (also .ndjson) or "list" (.gz aside)."""
+    """How an input file is read, by its name: "csv", "jsonl" (also .ndjson) or "list" (.gz aside);
+    standard input (`-`) by its first bytes (see `stdin_kind`; XML counts as "list" here)."""
+    if name == "-":
+        kind = stdin_kind()
+        return kind if kind in ("csv", "jsonl") else "list"
     base = name[:-3] if name.endswith(".gz") else name
     suffix = Path(base).suffix.lower()
     return {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix, "list")
