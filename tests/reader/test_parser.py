@@ -885,7 +885,7 @@ def test_nul_byte_stops_the_xml_where_it_is() -> None:
 
 
 def test_fast_url_entry_is_a_plain_url_entry() -> None:
-    from sitemapkit.reader.runs import new_url_entry
+    from sitemapkit.core.model import new_url_entry
 
     day = dt.date(2024, 5, 1)
     fast = new_url_entry("https://example.com/", day, "daily", 0.5, "s.xml", 7)

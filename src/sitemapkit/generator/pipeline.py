@@ -21,7 +21,7 @@ from sitemapkit.core.dates import FutureLimit, format_w3c, is_naive, sort_key, t
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog, Severity
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.languages import hreflang_problem
-from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video, new_url_entry
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.generator.rules import UrlRules
 
@@ -223,9 +223,7 @@ class Pipeline:
                 return self._complete_slow(entry, loc, source, line)
         if loc == entry.loc:
             return entry
-        return UrlEntry(  # positional: several times cheaper than dataclasses.replace
-            loc, lastmod, entry.changefreq, entry.priority, (), (), None, (), entry.sitemap, entry.line
-        )
+        return new_url_entry(loc, lastmod, entry.changefreq, entry.priority, entry.sitemap, entry.line)
 
     def _complete_slow(self, entry: UrlEntry, loc: str, source: str | None, line: int | None) -> UrlEntry:
         if entry.images or entry.videos or entry.alternates:

@@ -14,11 +14,11 @@ from lxml import etree
 from sitemapkit.core.constants import CHANGEFREQS, MAX_URL_LENGTH, MAX_URLS
 from sitemapkit.core.diagnostics import Severity
 from sitemapkit.core.escape import for_terminal
-from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry
+from sitemapkit.core.model import IndexEntry, Lastmod, UrlEntry, new_url_entry
 from sitemapkit.core.urls import check_uri
 from sitemapkit.reader import feeds
 from sitemapkit.reader.context import CORE_NAMES, Context
-from sitemapkit.reader.runs import UrlRun, new_url_entry
+from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.values import DECIMAL, PLAIN_URL, PRIORITIES, element_text, split_tag, usable_url
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from sitemapkit.core.constants import MAX_BYTES, NS_SITEMAP, NS_SITEMAP_LEGACY
 from sitemapkit.core.diagnostics import Diagnostic, Severity
 from sitemapkit.core.errors import UsageError
 from sitemapkit.core.languages import LANGUAGE_CODES, REGION_CODES, hreflang_problem
-from sitemapkit.core.model import IndexEntry, UrlEntry
+from sitemapkit.core.model import URL_DRAFT, IndexEntry, UrlEntry
 from sitemapkit.reader import feeds
 from sitemapkit.reader.ampersands import StrayAmpersands
 from sitemapkit.reader.context import MAX_PARSE_ERRORS, Context
@@ -44,7 +44,6 @@ from sitemapkit.reader.ext.xhtml import XhtmlHandler
 from sitemapkit.reader.extensions import Extensions
 from sitemapkit.reader.plain import PlainRuns
 from sitemapkit.reader.recovery import After, History, Position, Recovery, Resume
-from sitemapkit.reader.runs import URL_DRAFT
 from sitemapkit.reader.safety import (
     GZIP_MAGIC,
     PIECE,

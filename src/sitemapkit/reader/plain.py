@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from sitemapkit.core.constants import CHANGEFREQS, MAX_IMAGES_PER_URL, MAX_URL_LENGTH, MAX_URLS, NS_IMAGE
-from sitemapkit.core.model import Image, UrlEntry
-from sitemapkit.reader.runs import URL_DRAFT, UrlRun, new_image
+from sitemapkit.core.model import URL_DRAFT, Image, UrlEntry, new_image
+from sitemapkit.reader.runs import UrlRun
 from sitemapkit.reader.values import PLAIN_HOST, PRIORITIES
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from sitemapkit.core.constants import CHANGEFREQS
 from sitemapkit.core.dates import parse_w3c
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity
 from sitemapkit.core.errors import InvalidDateError
-from sitemapkit.core.model import Image, Lastmod, UrlEntry
+from sitemapkit.core.model import Image, Lastmod, UrlEntry, new_url_entry
 
 
 class TextRecord(NamedTuple):
@@ -94,7 +94,7 @@ def entry_from_text(record: TextRecord, report: DiagnosticHandler) -> UrlEntry:
                     source,
                     line,
                 )
-    return UrlEntry(loc, lastmod, changefreq, priority, (), (), None, (), source, line)  # positional: cheaper
+    return new_url_entry(loc, lastmod, changefreq, priority, source, line)
 
 
 # The changefreq words and priorities as inputs spell them (the words in lowercase, and any read lately),

@@ -7,10 +7,9 @@ from typing import Final
 from lxml import etree
 
 from sitemapkit.core.constants import MAX_IMAGES_PER_URL, MAX_URL_LENGTH, NS_IMAGE
-from sitemapkit.core.model import Image
+from sitemapkit.core.model import Image, new_image
 from sitemapkit.core.urls import check_uri
 from sitemapkit.reader.context import Context
-from sitemapkit.reader.runs import new_image
 from sitemapkit.reader.values import PLAIN_URL, element_text, split_tag
 
 FIELDS: Final = ("loc", "caption", "title", "geo_location", "license")
