@@ -158,10 +158,6 @@ class CanonicalLines(Sequence[str]):
         """How many dots `data` holds."""
         self._lines: list[str] | None = None
 
-    def delimiters(self, delimiter: str) -> int:
-        """How many times `delimiter` (TAB, `,` or `;`) occurs in the batch."""
-        return self._marks.count(delimiter.encode("ascii"))
-
     def aligned(self, delimiter: str, k: int) -> bool:
         """Whether every line holds exactly `k` of `delimiter` (TAB, `,` or `;`): one pass over the marks,
         a few bytes a line, instead of over the lines."""
