@@ -148,9 +148,9 @@ def _draft_class(cls: type[Any]) -> type[Any] | None:
 
 
 def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
-    """`new(loc, lastmod, changefreq, priority, sitemap, line, images=(), lastmod_text=None)`: a `UrlEntry`
-    (without videos, news or alternates) made through `_draft_class`, or by its constructor if that is not
-    possible; and the draft class (None if not possible)."""
+    """`new(loc, lastmod, changefreq, priority, sitemap, line, images=(), lastmod_text=None, *, videos=(),
+    news=None, alternates=())`: a `UrlEntry` made through `_draft_class`, or by its constructor if that is
+    not possible; and the draft class (None if not possible)."""
 
     def plain(
         loc: str,
@@ -161,8 +161,14 @@ def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
         line: int | None,
         images: tuple[Image, ...] = (),
         lastmod_text: str | None = None,
+        *,
+        videos: tuple[Video, ...] = (),
+        news: News | None = None,
+        alternates: tuple[Alternate, ...] = (),
     ) -> UrlEntry:
-        return UrlEntry(loc, lastmod, changefreq, priority, images, (), None, (), sitemap, line, lastmod_text)
+        return UrlEntry(
+            loc, lastmod, changefreq, priority, images, videos, news, alternates, sitemap, line, lastmod_text
+        )
 
     draft = _draft_class(UrlEntry)
     if draft is None:  # pragma: no cover - the model changed: stay correct
@@ -177,6 +183,10 @@ def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
         line: int | None,
         images: tuple[Image, ...] = (),
         lastmod_text: str | None = None,
+        *,
+        videos: tuple[Video, ...] = (),
+        news: News | None = None,
+        alternates: tuple[Alternate, ...] = (),
     ) -> UrlEntry:
         entry = draft()
         entry.loc = loc
@@ -184,9 +194,9 @@ def _url_entry_maker() -> tuple[Callable[..., UrlEntry], type[Any] | None]:
         entry.changefreq = changefreq
         entry.priority = priority
         entry.images = images
-        entry.videos = ()
-        entry.news = None
-        entry.alternates = ()
+        entry.videos = videos
+        entry.news = news
+        entry.alternates = alternates
         entry.sitemap = sitemap
         entry.line = line
         entry.lastmod_text = lastmod_text

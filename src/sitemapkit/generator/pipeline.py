@@ -24,6 +24,7 @@ from sitemapkit.core.languages import hreflang_problem
 from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video, new_url_entry
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.generator.rules import UrlRules
+from sitemapkit.generator.sources.records import with_extensions
 
 NEWS_MAX_AGE = dt.timedelta(days=2)
 _NEWS_LANGUAGE = re.compile(r"[a-z]{2,3}|zh-cn|zh-tw", re.IGNORECASE)
@@ -301,7 +302,7 @@ class Pipeline:
                 images.append(image)
             else:
                 changed = True
-                images.append(dataclasses.replace(image, loc=url))
+                images.append(Image(url, image.caption, image.title, image.geo_location, image.license))
         if not (changed or entry.videos or entry.alternates):
             return entry  # images only, already normalised: no copy
         videos: list[Video] = []
@@ -334,9 +335,8 @@ class Pipeline:
             and all(a is b for a, b in zip(alternates, entry.alternates, strict=True))
         ):
             return entry  # already normalised (a folder scan's pages are): no copy
-        return dataclasses.replace(
-            entry, images=tuple(images), videos=tuple(videos), alternates=tuple(alternates)
-        )
+        found = {"images": tuple(images), "videos": tuple(videos), "alternates": tuple(alternates)}
+        return with_extensions(entry, found)
 
     def _report(self, code: str, message: str, source: str | None, line: int | None, loc: str) -> None:
         self.log.add(Diagnostic.make(code, message, source=source, line=line, url=loc))
