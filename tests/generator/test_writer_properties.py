@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,29 @@ def test_no_lane_lists_the_sets_own_files(tmp_path: Path) -> None:
     files, _ = fast
     assert len(files) == 2252  # 45,001 URLs (publish adds one) in 2,251 files, and the index
     assert not any(b"sitemap-220" in body for name, body in files.items() if name != "sitemap.xml")
+
+
+@given(
+    value=st.one_of(
+        st.dates(),
+        st.datetimes(timezones=st.sampled_from([dt.UTC, dt.timezone(dt.timedelta(0), "Z"), None])),
+        st.datetimes(
+            timezones=st.builds(
+                dt.timezone, st.integers(-23 * 60, 23 * 60).map(lambda m: dt.timedelta(minutes=m))
+            )
+        ),
+    )
+)
+def test_a_lastmods_text_and_key_made_once_are_those_made_apart(value: dt.date) -> None:
+    """`_text_and_key` writes the usual lastmods' text once for the element and the file's newest key:
+    the same text `render_url` writes and the same key `_key` gives."""
+    from sitemapkit.core.model import UrlEntry
+    from sitemapkit.generator.serialize import render_url
+    from sitemapkit.generator.writer import _key, _text_and_key
+
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    text, key = _text_and_key(value)
+    assert key == _key(value)
+    entry = UrlEntry("https://example.com/", value)
+    assert render_url(entry, text) == render_url(entry)

@@ -101,14 +101,17 @@ def prefixes_of(entry: UrlEntry) -> set[str]:
     return used
 
 
-def render_url(entry: UrlEntry) -> str:
-    """One `<url>` element (with a trailing newline). `entry.loc` must already be a normalised URL."""
+def render_url(entry: UrlEntry, lastmod_text: str | None = None) -> str:
+    """One `<url>` element (with a trailing newline). `entry.loc` must already be a normalised URL;
+    `lastmod_text`: its lastmod as written, where the caller has it already."""
     loc = entry.loc
     if "&" in loc or "'" in loc:
         loc = escape_url(loc)
     text = "<url><loc>" + loc + "</loc>"
     lastmod = entry.lastmod
-    if lastmod is not None:
+    if lastmod_text is not None:
+        text += "<lastmod>" + lastmod_text + "</lastmod>"
+    elif lastmod is not None:
         kind = type(lastmod)
         if kind is dt.date or (isinstance(lastmod, dt.datetime) and lastmod.utcoffset() is not None):
             text += "<lastmod>" + lastmod.isoformat() + "</lastmod>"  # (as format_w3c writes them)

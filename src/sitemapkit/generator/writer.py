@@ -404,11 +404,12 @@ class SitemapWriter:
         needs = (
             prefixes_of(ready) if (ready.images or ready.videos or ready.news or ready.alternates) else None
         )
-        key = _key(ready.lastmod) if ready.lastmod is not None else ""
+        lastmod = ready.lastmod
+        text, key = _text_and_key(lastmod) if lastmod is not None else (None, "")
         if self._groups is not None:
-            self._groups.add(ready, render_url(ready), needs, key)  # written at close, its group complete
+            self._groups.add(ready, render_url(ready, text), needs, key)  # written at close, group complete
             return True
-        return self._write(render_url(ready).encode("utf-8"), needs, key, ready.lastmod, ready)
+        return self._write(render_url(ready, text).encode("utf-8"), needs, key, lastmod, ready)
 
     def add_record(self, record: TextRecord) -> bool:
         """Add one URL given as text fields, as an input file spells them (bad optional fields are
@@ -706,7 +707,23 @@ class SitemapWriter:
         return commit_set(self.out_dir, self.name, renames, replace_existing=self.replace_existing)
 
 
+_ZERO = dt.timedelta(0)
+
+
+def _text_and_key(value: Lastmod) -> tuple[str | None, str]:
+    """A lastmod's text as `render_url` writes it (None: left to it) and its time key (`_key`), the text
+    made once for the usual lastmods (a date, a time in UTC)."""
+    if type(value) is dt.date and value.year >= 1000:
+        text = value.isoformat()
+        return text, text + "T00:00:00"
+    if type(value) is dt.datetime and value.year >= 1000 and value.utcoffset() == _ZERO:
+        text = value.isoformat()
+        return text, f"{text[:19]}.{value.microsecond:06d}" if value.microsecond else text[:19]
+    return None, _key(value)
+
+
 def _key(value: Lastmod) -> str:
+    """The time key of a lastmod (its UTC instant, as text that sorts as time does)."""
     if type(value) is dt.date and value.year >= 1000:  # (strftime does not pad a year before 1000)
         return value.isoformat() + "T00:00:00"
     instant = sort_key(value)
