@@ -310,7 +310,8 @@ class SitemapWriter:
             pattern = rf"{name}(?:(?:-[1-9]\d*)?\.xml(?:\.gz)?|\.xsl)"
         own = re.compile(pattern)
         others = frozenset(extra)
-        return lambda url: own.fullmatch(url) is not None or url in others
+        prefix = self.own_prefix  # (a plain test first: most URLs are not the set's own)
+        return lambda url: (url.startswith(prefix) and own.fullmatch(url) is not None) or url in others
 
     # -- adding -------------------------------------------------------------------------------------
 

@@ -88,7 +88,7 @@ def _list_record(
             priority = (rest[2].strip() or None) if len(rest) > 2 else None
             if sitemap_gen and relative_dropped(url, fields.source, number, fields.report):
                 return None
-            return TextRecord(url, lastmod, changefreq, priority, fields.source, number)
+            return _record(TextRecord, (url, lastmod, changefreq, priority, fields.source, number))
         values = _fields_from(rest, fields, number, positional=True)
     else:
         line = text.strip()
@@ -128,6 +128,8 @@ def _list_record(
     )
 
 
+_record = tuple.__new__
+"""`_record(TextRecord, fields)`: a `TextRecord` without the Python frame of its `__new__`."""
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
