@@ -64,6 +64,11 @@ def test_jsonl_as_parse_prints_it(tmp_path: Path, compress: bool) -> None:
     assert xml.count(b'hreflang="de"') == 2
 
 
+def test_a_one_column_csv(tmp_path: Path) -> None:
+    xml = _same_as_file(tmp_path, "in.csv", b"URL\r\nhttps://example.com/a\r\n")["sitemap.xml"]
+    assert b"<loc>https://example.com/a</loc>" in xml
+
+
 def test_csv_with_a_header(tmp_path: Path) -> None:
     data = b"\xef\xbb\xbfloc,lastmod,priority\nhttps://example.com/a,2024-01-01,0.5\n/b,2024-01-02,\n"
     xml = _same_as_file(tmp_path, "in.csv", data)["sitemap.xml"]

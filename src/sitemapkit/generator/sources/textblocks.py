@@ -77,11 +77,11 @@ def stdin_kind() -> str:
         return "jsonl"
     if text[:1] == b"<":
         return "sitemap"
-    first = text.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
-    if b"://" not in text.split(b"\n", 1)[0]:
+    line = text.split(b"\n", 1)[0]
+    if b"://" not in line:  # (a URL list's first line holds a URL; a lone `loc` is a one-column header)
+        first = line.decode("utf-8", "replace").lower()
         for delimiter in (",", ";", "\t"):
-            cells = [cell.strip().strip('"') for cell in first.split(delimiter)]
-            if len(cells) > 1 and any(cell in _HEADER_NAMES for cell in cells):
+            if any(cell.strip().strip('"') in _HEADER_NAMES for cell in first.split(delimiter)):
                 return "csv"
     return "list"
 
