@@ -153,10 +153,6 @@ priority = 0.2
             MINIMAL.replace('path = "urls.txt"', 'path = "missing.txt"'),
             r":8: source\[1\]\.path: .*missing\.txt does not exist",
         ),
-        (
-            MINIMAL.replace('type = "list"\npath = "urls.txt"', 'type = "csv"\npath = "-"'),
-            r":8: source\[1\]\.path: standard input \('-'\) is read as a URL list, not csv",
-        ),
         (MINIMAL + "\n[source.extra]\nx = 1\n", r":10: source\[1\]\.extra: unknown key"),
         (
             MINIMAL + '\n[[source]]\ntype = "folder"\npath = "."\nvolatile = ["!!x"]\n',

@@ -117,7 +117,8 @@ def test_an_index_on_stdin_reads_its_children_from_the_current_folder(tmp_path: 
     code, err = _generate("-", tmp_path / "out", index.encode(), cwd=site)
     assert code == 0, err
     assert b"<loc>https://example.com/x</loc>" in (tmp_path / "out" / "sitemap.xml").read_bytes()
-    assert "<stdin>" in err and "missing.xml" in err and "not in the index's folder" in err
+    assert "<stdin>" in err and "missing.xml" in err
+    assert "not in the current folder (the index came on standard input)" in err
 
 
 def test_an_html_page_on_stdin_is_reported_not_read_line_by_line(tmp_path: Path) -> None:
@@ -125,3 +126,88 @@ def test_an_html_page_on_stdin_is_reported_not_read_line_by_line(tmp_path: Path)
     assert code != 0
     assert "[unsupported-format]" in err and "Traceback" not in err
     assert "invalid-url" not in err
+
+
+def _build(config: Path, stdin: bytes) -> tuple[int, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "build", str(config)],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+    )
+    return proc.returncode, proc.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("kind", "data"),
+    [
+        ("jsonl", b'{"loc": "https://example.com/a"}\n'),
+        ("csv", b"loc\nhttps://example.com/a\n"),
+        ("list", b"https://example.com/a\n"),
+        (
+            "sitemap",
+            gzip.compress(
+                b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                b"<url><loc>https://example.com/a</loc></url></urlset>"
+            ),
+        ),
+    ],
+)
+def test_a_config_declares_what_standard_input_holds(tmp_path: Path, kind: str, data: bytes) -> None:
+    config = tmp_path / "sitemapkit.toml"
+    body = f'base_url = "{BASE}"\n\n[output]\ndir = "out"\n\n[[source]]\ntype = "{kind}"\npath = "-"\n'
+    config.write_text(body)
+    code, err = _build(config, data)
+    assert code == 0, err
+    assert b"<loc>https://example.com/a</loc>" in (tmp_path / "out" / "sitemap.xml").read_bytes()
+    # the same bytes under another declared type: refused, naming what they are, nothing published
+    other = "list" if kind != "list" else "jsonl"
+    config.write_text(body.replace(f'type = "{kind}"', f'type = "{other}"').replace('"out"', '"out2"'))
+    code, err = _build(config, data)
+    assert code == 1 and "Traceback" not in err
+    assert f"but the configuration declares type = '{other}'" in err
+    assert not list((tmp_path / "out2").glob("sitemap*"))
+
+
+def test_the_kind_does_not_depend_on_how_a_pipe_splits_the_writes(tmp_path: Path) -> None:
+    """The first non-blank line is read whole before the kind is told, however the writer splits it."""
+    script = (
+        "import sys, time\n"
+        "for piece in sys.argv[1:]:\n"
+        "    sys.stdout.buffer.write(piece.encode('latin-1').decode('unicode_escape').encode('latin-1'))\n"
+        "    sys.stdout.flush(); time.sleep(0.3)\n"
+    )
+    cases = [
+        ["\\xef\\xbb\\xbf", "  \\n", '{"loc": "https://example.com/a"}\\n'],
+        ["lo", "c,lastmod\\n", "https://example.com/a,2024-01-01\\n"],
+    ]
+    for i, pieces in enumerate(cases):
+        writer = subprocess.Popen([sys.executable, "-c", script, *pieces], stdout=subprocess.PIPE)
+        out = tmp_path / f"out{i}"
+        proc = subprocess.run(
+            [sys.executable, "-m", "sitemapkit", "generate", "-", "--base-url", BASE, "--out", str(out)],
+            stdin=writer.stdout,
+            capture_output=True,
+            timeout=120,
+        )
+        writer.wait()
+        assert proc.returncode == 0, proc.stderr.decode()
+        xml = (out / "sitemap.xml").read_bytes()
+        assert b"<loc>https://example.com/a</loc>" in xml, xml
+
+
+def test_closed_standard_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; os.close(0); sys.stdin = None; import runpy; "
+            f"sys.argv = ['sitemapkit', 'generate', '-', '--base-url', {BASE!r}, "
+            f"'--out', {str(tmp_path / 'o')!r}]; runpy.run_module('sitemapkit', run_name='__main__')",
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode != 0 and "Traceback" not in err
+    assert "no standard input" in err

@@ -506,7 +506,8 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         encoding = _encoding(r, source, (*key, "encoding"))
         if kind == "sitemap":
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
-                lists.append(ListSource(r.source_path((*key, "path"), p), kind="sitemap"))
+                name = p if p == "-" else r.source_path((*key, "path"), p)
+                lists.append(ListSource(name, kind="sitemap"))
         elif kind == "parquet":  # a file, or a folder of part files (not a glob: the folder is one source)
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
                 folder = r.file(p)
@@ -516,8 +517,9 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
         elif kind in ("list", "csv", "jsonl"):
             extra = _list_options(r, source, key)
             for p in r.strings(source, (*key, "path"), one_or_many=True) or _no_path(r, key):
-                if p == "-" and kind != "list":
-                    raise r.fail((*key, "path"), f"standard input ('-') is read as a URL list, not {kind}")
+                if p == "-":  # what it holds is checked against `kind` when it is read
+                    lists.append(ListSource("-", encoding, kind=kind, **extra))
+                    continue
                 if not is_glob(p):
                     _check_kind(r, (*key, "path"), kind, p)
                 name = p if p == "-" else r.source_path((*key, "path"), p)

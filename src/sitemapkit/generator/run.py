@@ -21,7 +21,7 @@ from sitemapkit.generator.sources.jsonl import jsonl_may_have_alternates
 from sitemapkit.generator.sources.lists import is_url_list, list_batches, read_source, record_batches
 from sitemapkit.generator.sources.parquet import has_alternates, is_parquet
 from sitemapkit.generator.sources.records import TextRecord, entry_from_text
-from sitemapkit.generator.sources.textblocks import input_kind
+from sitemapkit.generator.sources.textblocks import input_kind, stdin_kind
 from sitemapkit.generator.writer import IndexMode, Naming, PublishResult, SitemapWriter
 
 if TYPE_CHECKING:
@@ -88,7 +88,9 @@ class ListSource:
     path: str
     encoding: str | None = None
     kind: str | None = None
-    """"sitemap", "file" (read as its extension says), or None: "sitemap" when its content is one."""
+    """"sitemap", "file" (read as its extension says), or None: "sitemap" when its content is one. For
+    standard input (`-`), also "list", "csv" or "jsonl": the kind a configuration declares, which it must
+    hold (it is read as its first bytes show, see `stdin_kind`)."""
     sitemap_gen: bool = False
     tag_order: tuple[str, ...] = ()
     """sitemap_gen.py's News list: the TAB-separated columns (see `sources.newslist`)."""
@@ -389,6 +391,8 @@ def _add_sources(
 
             encoding = check_encoding(encoding)
         entries: Iterable[UrlEntry] | None = None
+        if name == "-" and source.kind in ("list", "csv", "jsonl", "sitemap"):
+            _check_stdin(source.kind)
         if source.tag_order:
             from sitemapkit.generator.sources.newslist import read_news_list
 
@@ -435,6 +439,19 @@ def _add_sources(
             stats.read += 1
             if on_progress is not None and not stats.read % 10_000:
                 on_progress(stats.read)
+
+
+_HOLDS = {"list": "a URL list", "csv": "a CSV", "jsonl": "JSONL", "sitemap": "XML (a sitemap or a feed)"}
+
+
+def _check_stdin(declared: str) -> None:
+    """Standard input must hold what a configuration declares for it (`type = ...`)."""
+    held = stdin_kind()
+    if held != declared:
+        raise InputError(
+            f"-: standard input holds {_HOLDS[held]} (by its first bytes), but the configuration "
+            f"declares type = {declared!r} for it"
+        )
 
 
 def _is_sitemap(name: str) -> bool:

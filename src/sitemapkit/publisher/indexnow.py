@@ -600,7 +600,8 @@ def _fail(exc: IndexNowError, result: SubmitResult) -> IndexNowError:
 def read_url_file(name: str, *, on_diagnostic: DiagnosticHandler | None = None) -> Iterator[UrlEntry]:
     """The URLs of an input file, as entries naming the file and line: a URL list (one URL a line; extra
     fields, `#` comments and blank lines ignored), a `.csv` with a `loc` column or a `.jsonl` file; `.gz`
-    works and `-` reads standard input. Lines that cannot be read are reported (`bad-line`)."""
+    works and `-` reads standard input (JSONL, a CSV or a URL list, told by its first bytes, as
+    `generate -` tells them). Lines that cannot be read are reported (`bad-line`)."""
     from sitemapkit.generator.sources.lists import read_records
 
     def report(diagnostic: Diagnostic) -> None:

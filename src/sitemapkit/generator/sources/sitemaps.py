@@ -10,7 +10,6 @@ the current folder. Nothing is fetched.
 from __future__ import annotations
 
 import os
-import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import IndexEntry, UrlEntry
-from sitemapkit.generator.sources.textblocks import open_input, stdin_kind
+from sitemapkit.generator.sources.textblocks import open_input, stdin_kind, stdin_stream
 from sitemapkit.reader.local import local_child
 
 _MAX_DEPTH = 5
@@ -67,7 +66,7 @@ def read_sitemaps(
     name = os.fspath(path)
     try:
         if name == "-":  # standard input: an index's children are looked for in the current folder
-            entries = parse_stream(sys.stdin.buffer, "<stdin>", on_diagnostic=report)
+            entries = parse_stream(stdin_stream(), "<stdin>", on_diagnostic=report)
         else:
             entries = parse_file(path, source=name, on_diagnostic=report)
         for entry in entries:
@@ -87,7 +86,7 @@ def _child(
         report(
             Diagnostic.make(
                 "read-error",
-                "this child sitemap is not in the index's folder (looked for its URL path there); its URLs "
+                f"this child sitemap is not in {_folder_of(index)} (looked for its URL path there); its URLs "
                 "are not read",
                 source=_shown(index),
                 line=entry.line,
@@ -122,3 +121,8 @@ def _child(
 def _shown(index: str) -> str:
     """How diagnostics name the index `index` (`-`: standard input)."""
     return "<stdin>" if index == "-" else index
+
+
+def _folder_of(index: str) -> str:
+    """Where an index's children are looked for, in words."""
+    return "the current folder (the index came on standard input)" if index == "-" else "the index's folder"

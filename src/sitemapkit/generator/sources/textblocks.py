@@ -7,11 +7,12 @@ columnar lane. `lists` (URL lists, CSV) and `jsonl` read their formats with thes
 from __future__ import annotations
 
 import gzip
+import io
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, cast, overload
+from typing import IO, Any, cast, overload
 
 from sitemapkit.core.constants import MAX_LINE_BYTES
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler, Severity, printable
@@ -29,6 +30,7 @@ __all__ = [
     "input_kind",
     "open_input",
     "stdin_kind",
+    "stdin_stream",
 ]
 
 FIELDS = ("lastmod", "changefreq", "priority")
@@ -37,9 +39,8 @@ FIELDS = ("lastmod", "changefreq", "priority")
 def open_input(name: str) -> IO[bytes]:
     """Open an input file (or `-` for stdin) as bytes, decompressing gzip (detected by its magic bytes)."""
     if name == "-":
-        stdin = sys.stdin.buffer
-        peek = getattr(stdin, "peek", None)
-        if peek is not None and peek(2)[:2] == b"\x1f\x8b":
+        stdin = stdin_stream()
+        if stdin.peek(2)[:2] == b"\x1f\x8b":
             return cast(IO[bytes], gzip.GzipFile(fileobj=stdin, mode="rb"))
         return stdin
     try:
@@ -56,37 +57,126 @@ def open_input(name: str) -> IO[bytes]:
 
 
 _HEADER_NAMES = ("loc", "url", "address")
+_SNIFF_MAX = 1 << 20
+"""Most bytes of standard input read to tell what it holds (its first non-blank line is usually enough)."""
 
 
 def stdin_kind() -> str:
-    """What standard input holds, by its first bytes (gzip decompressed), looked at without taking them:
-    "jsonl" when they start with `{`, "sitemap" with `<` (XML: a sitemap, an index or a feed), "csv" when
-    the first line is a CSV header naming the URL column (`loc`, `url` or `address`, and no `://`), else
-    "list". So `sitemapkit parse ... --format jsonl | sitemapkit generate -` reads JSONL."""
-    peek = getattr(getattr(sys.stdin, "buffer", None), "peek", None)
-    if peek is None:  # (a stream that cannot be looked at without reading: a URL list, as before)
-        return "list"
-    try:
-        head = bytes(peek(_SNIFF)[:_SNIFF])
-        if head[:2] == b"\x1f\x8b":
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF)
-    except (OSError, ValueError, zlib.error):
-        return "list"  # reading reports it
-    text = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
-    if text[:1] == b"{":
+    """What standard input holds, by its first bytes (gzip decompressed; they are given back to whoever
+    reads it, see `stdin_stream`): "jsonl" when they start with `{`, "sitemap" with `<` (XML: a sitemap,
+    an index or a feed), "csv" when the first line is a CSV header naming the URL column (`loc`, `url` or
+    `address`, and no `://`), else "list". Blank lines and a BOM before are skipped; the first non-blank
+    line is read whole however the writer on the other side of a pipe splits its writes. So
+    `sitemapkit parse ... --format jsonl | sitemapkit generate -` reads JSONL."""
+    stdin = _stdin()
+    return "list" if stdin is None else stdin.sniff()
+
+
+def stdin_stream() -> io.BufferedReader:
+    """Standard input as a binary stream, with the bytes `stdin_kind` read in front of the rest (closing
+    it leaves standard input open). Raises `InputError` if there is no standard input."""
+    stdin = _stdin()
+    if stdin is None:
+        raise InputError("-: there is no standard input to read (it is closed)")
+    stdin.sniff()
+    return io.BufferedReader(_Prefixed(stdin.take(), stdin.raw))
+
+
+class _Stdin:
+    """Standard input's first bytes, read once (`sniff`) and given back once (`take`)."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.kind: str | None = None
+        self._head = b""
+
+    def sniff(self) -> str:
+        if self.kind is None:
+            read = getattr(self.raw, "read1", self.raw.read)  # (what is there, without waiting for more)
+            head = b""
+            try:
+                while len(head) < _SNIFF_MAX and (chunk := read(1 << 16)):
+                    head += chunk
+                    start = _start(head)
+                    if start[:1] in (b"{", b"<") or b"\n" in start:
+                        break
+            except OSError:
+                pass  # reading reports it
+            self._head = head
+            self.kind = _kind_of(_start(head))
+        return self.kind
+
+    def take(self) -> bytes:
+        head, self._head = self._head, b""
+        return head
+
+
+_STDIN: list[_Stdin] = []  # (the one for the current sys.stdin; tests replace sys.stdin)
+
+
+def _stdin() -> _Stdin | None:
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:
+        return None
+    if not _STDIN or _STDIN[0].raw is not raw:
+        _STDIN[:] = [_Stdin(raw)]
+    return _STDIN[0]
+
+
+class _Prefixed(io.RawIOBase):
+    """`head`, then the rest of `raw` (left open when this is closed)."""
+
+    def __init__(self, head: bytes, raw: IO[bytes]) -> None:
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._head:
+            n = min(len(view), len(self._head))
+            view[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        read = getattr(self._raw, "read1", self._raw.read)
+        data = read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+def _start(head: bytes) -> bytes:
+    """The start of `head` as text: gzip decompressed (as far as it goes, member after member), a BOM and
+    leading blanks left out."""
+    if head[:2] == b"\x1f\x8b":
+        out, data = b"", head
+        try:
+            while data:
+                inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                out += inflate.decompress(data, _SNIFF_MAX)
+                data = inflate.unused_data if inflate.eof else b""
+                if len(out) >= _SNIFF_MAX:
+                    break
+        except zlib.error:
+            pass  # (reading reports it)
+        head = out
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+
+
+def _kind_of(start: bytes) -> str:
+    """What a stream whose text starts with `start` holds (see `stdin_kind`)."""
+    if start[:1] == b"{":
         return "jsonl"
-    if text[:1] == b"<":
+    if start[:1] == b"<":
         return "sitemap"
-    line = text.split(b"\n", 1)[0]
+    line = start.split(b"\n", 1)[0]
     if b"://" not in line:  # (a URL list's first line holds a URL; a lone `loc` is a one-column header)
         first = line.decode("utf-8", "replace").lower()
         for delimiter in (",", ";", "\t"):
             if any(cell.strip().strip('"') in _HEADER_NAMES for cell in first.split(delimiter)):
                 return "csv"
     return "list"
-
-
-_SNIFF = 4096
 
 
 class _OwningGzipFile(gzip.GzipFile):
