@@ -522,7 +522,7 @@ def _read(r: _Reader, data: dict[str, Any]) -> BuildConfig:
                     continue
                 if not is_glob(p):
                     _check_kind(r, (*key, "path"), kind, p)
-                name = p if p == "-" else r.source_path((*key, "path"), p)
+                name = r.source_path((*key, "path"), p)
                 for each in expand_path(name) if is_glob(p) else ():
                     _check_kind(r, (*key, "path"), kind, each)
                 lists.append(ListSource(name, encoding, **extra) if encoding or extra else name)

@@ -221,15 +221,16 @@ def add_list_batch(
             if record is not None:
                 writer.add_record(record)
         return
-    if isinstance(lines, CanonicalLines):
-        text = lines.data.decode("ascii")
-        get_lines: Callable[[], Sequence[str]] = lines.lines  # decoded only if a line is needed
+    canonical = lines if isinstance(lines, CanonicalLines) else None
+    if canonical is not None:
+        text = canonical.data.decode("ascii")
+        get_lines: Callable[[], Sequence[str]] = canonical.lines  # decoded only if a line is needed
     else:
         text = "\n".join(lines)
         get_lines = repeat(lines).__next__
     escaped = "&" in text or "'" in text
-    columns, odd = list_columns(text, get_lines, lines if isinstance(lines, CanonicalLines) else None)
-    if not odd and isinstance(lines, CanonicalLines):
+    columns, odd = list_columns(text, get_lines, canonical)
+    if not odd and canonical is not None:
         # every field of every row is in the columns (XML-escaped): a row the general path takes is
         # joined again from them, and the batch is not decoded and split into lines for the few it needs
         def line(index: int) -> str:
@@ -247,7 +248,7 @@ def add_list_batch(
             writer.add_record(record)
 
     resolve = isinstance(parse_line, ListLineParser) and parse_line.resolves_relative
-    url_bytes = isinstance(lines, CanonicalLines)
+    url_bytes = canonical is not None
     add_columns(writer, columns, odd, general, escaped=True, resolve=resolve, url_bytes=url_bytes)
 
 

@@ -19,6 +19,7 @@ and a `Tally` (entries.py: the entries ready and their counts), passed to each.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -865,12 +866,8 @@ def parse_bytes(
     max_uncompressed: int = DEFAULT_MAX_UNCOMPRESSED,
 ) -> Iterator[Entry]:
     """Parse a whole document held in memory (plain or gzip); yield its entries."""
-    parser = SitemapParser(source, on_diagnostic=on_diagnostic, max_uncompressed=max_uncompressed)
-    view = memoryview(data)
-    for start in range(0, len(data), CHUNK):
-        for batch in parser.feed_pieces(bytes(view[start : start + CHUNK])):
-            yield from batch
-    yield from parser.close()
+    stream = io.BytesIO(data)  # (shares `data`'s bytes until written to)
+    yield from parse_stream(stream, source, on_diagnostic=on_diagnostic, max_uncompressed=max_uncompressed)
 
 
 def parse_file(

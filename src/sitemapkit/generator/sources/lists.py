@@ -44,6 +44,7 @@ from sitemapkit.generator.sources.textblocks import (
     decoded_blocks,
     input_kind,
     open_input,
+    shown_name,
 )
 
 _DATE_LIKE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2}(?:[Tt][0-9:.]+(?:[Zz]|[+-]\d{2}:\d{2})?)?)?)?")
@@ -424,7 +425,7 @@ def _read(
     """`read_records`; with `columnar`, a CSV file's blocks without quotes as `ColumnBlock`s and a JSONL line
     whose only extension is images given by their URLs as an `ImagedRecord`."""
     stream = open_input(name)
-    fields = FieldReporter("<stdin>" if name == "-" else name, report)
+    fields = FieldReporter(shown_name(name), report)
     try:
         kind = input_kind(name)
         if kind == "list":
@@ -474,7 +475,7 @@ def list_batches(
     """The lines of a URL list in decoded batches (see `decoded_blocks`), with the function that parses one
     line into a record, for writers that take the canonical lines inline (`SitemapWriter.add_lines`)."""
     stream = open_input(name)
-    fields = FieldReporter("<stdin>" if name == "-" else name, report)
+    fields = FieldReporter(shown_name(name), report)
 
     parse = ListLineParser(fields, sitemap_gen)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticHandler
 from sitemapkit.core.errors import InputError
 from sitemapkit.core.model import IndexEntry, UrlEntry
-from sitemapkit.generator.sources.textblocks import open_input, stdin_kind, stdin_stream
+from sitemapkit.generator.sources.textblocks import open_input, shown_name, stdin_kind, stdin_stream
 from sitemapkit.reader.local import local_child
 
 _MAX_DEPTH = 5
@@ -66,7 +66,7 @@ def read_sitemaps(
     name = os.fspath(path)
     try:
         if name == "-":  # standard input: an index's children are looked for in the current folder
-            entries = parse_stream(stdin_stream(), "<stdin>", on_diagnostic=report)
+            entries = parse_stream(stdin_stream(), shown_name(name), on_diagnostic=report)
         else:
             entries = parse_file(path, source=name, on_diagnostic=report)
         for entry in entries:
@@ -75,7 +75,8 @@ def read_sitemaps(
                 continue
             yield from _child(name, entry, report, _depth, seen)
     except OSError as exc:
-        report(Diagnostic.make("read-error", f"cannot be read ({exc.strerror or exc})", source=_shown(name)))
+        message = f"cannot be read ({exc.strerror or exc})"
+        report(Diagnostic.make("read-error", message, source=shown_name(name)))
 
 
 def _child(
@@ -88,7 +89,7 @@ def _child(
                 "read-error",
                 f"this child sitemap is not in {_folder_of(index)} (looked for its URL path there); its URLs "
                 "are not read",
-                source=_shown(index),
+                source=shown_name(index),
                 line=entry.line,
                 url=entry.loc,
             )
@@ -99,7 +100,7 @@ def _child(
             Diagnostic.make(
                 "fetch-loop",
                 f"{child} was read already; not again",
-                source=_shown(index),
+                source=shown_name(index),
                 line=entry.line,
                 url=entry.loc,
             )
@@ -110,17 +111,12 @@ def _child(
             Diagnostic.make(
                 "too-deep",
                 f"indexes nested more than {_MAX_DEPTH} deep",
-                source=_shown(index),
+                source=shown_name(index),
                 line=entry.line,
             )
         )
         return
     yield from read_sitemaps(child, report, _depth=depth + 1, _seen=seen)
-
-
-def _shown(index: str) -> str:
-    """How diagnostics name the index `index` (`-`: standard input)."""
-    return "<stdin>" if index == "-" else index
 
 
 def _folder_of(index: str) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "decoded_blocks",
     "input_kind",
     "open_input",
+    "shown_name",
     "stdin_kind",
     "stdin_stream",
 ]
@@ -191,6 +192,11 @@ class _OwningGzipFile(gzip.GzipFile):
             super().close()
         finally:
             self._owned.close()
+
+
+def shown_name(name: str) -> str:
+    """How diagnostics name the input `name` (`-`: `<stdin>`)."""
+    return "<stdin>" if name == "-" else name
 
 
 def input_kind(name: str) -> str:
