@@ -46,6 +46,7 @@ import httpx
 
 from sitemapkit.core.constants import DEFAULT_RETRIES, MAX_ROBOTS_BYTES, USER_AGENT
 from sitemapkit.core.errors import InputError
+from sitemapkit.reader.connection import connect
 from sitemapkit.reader.polite import ROBOTS_MAX_REDIRECTS, UNREACHABLE, Politeness, RobotsRules, origin_of
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
@@ -220,10 +221,10 @@ class _Refused(Exception):
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
     """httpcore's network backend with the policy's address check between DNS and connecting: the host is
     resolved here, each address judged, and only an allowed address is connected to (by number, so what
-    is checked is what is used; TLS still verifies the host name)."""
+    is checked is what is used; TLS still verifies the host name), over asyncio's own transports
+    (`connection.Connection`)."""
 
-    def __init__(self, inner: httpcore.AsyncNetworkBackend, policy: FetchPolicy) -> None:
-        self._inner = inner
+    def __init__(self, policy: FetchPolicy) -> None:
         self._policy = policy
 
     async def connect_tcp(
@@ -244,14 +245,14 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
             raise httpcore.ConnectError(f"DNS lookup of {host} failed: {exc}") from None
         refused: str | None = None
         failure: Exception | None = None
-        for *_, sockaddr in infos:
+        for family, _, _, _, sockaddr in infos:
             address = str(sockaddr[0])
             problem = self._policy.connect_problem(host, port, address)
             if problem is not None:
                 refused = refused or problem
                 continue
             try:
-                return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
+                return await connect(family, sockaddr, timeout, local_address, socket_options)
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 failure = exc
         if failure is not None:
@@ -264,7 +265,7 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         raise _Refused(f"unix socket {path}: not fetched")
 
     async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+        await asyncio.sleep(seconds)
 
 
 _tls_lock = threading.Lock()
@@ -288,7 +289,7 @@ def _guarded_transport(policy: FetchPolicy, limits: httpx.Limits) -> httpx.Async
     pool = transport._pool
     if not isinstance(pool, httpcore.AsyncConnectionPool):  # pragma: no cover - no proxy is configured
         raise RuntimeError("unexpected httpx transport")
-    pool._network_backend = _GuardedBackend(pool._network_backend, policy)
+    pool._network_backend = _GuardedBackend(policy)
     return transport
 
 

@@ -1,0 +1,290 @@
+"""The fetcher's connections (`reader.connection`) against real loopback peers: pieces in order and within
+what httpcore asks, flow control that leaves an unread body in the kernel, the ends of a connection
+(closed, reset, silent), TLS over one, and whole fetches through them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import httpcore
+import pytest
+
+from sitemapkit.reader import connection
+from sitemapkit.reader.connection import HIGH_WATER, Connection, connect
+from sitemapkit.reader.fetch import Fetcher, FetchOptions, FetchPolicy
+from tests.support.localserver import LocalServer
+
+SELF_SIGNED = Path(__file__).parents[1] / "data" / "selfsigned.pem"
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def peer(handle: Handler) -> AsyncIterator[tuple[str, int]]:
+    """A TCP server on loopback running `handle` for each connection; its address."""
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[:2]
+    finally:
+        server.close()
+
+
+async def dial(address: tuple[str, int], timeout: float = 5.0) -> Connection:
+    import socket
+
+    return await connect(socket.AF_INET, address, timeout)
+
+
+def body(size: int) -> bytes:
+    """`size` bytes that are not all alike (a piece out of order would show)."""
+    out = bytearray()
+    n = 0
+    while len(out) < size:
+        out += hashlib.sha256(str(n).encode()).digest()
+        n += 1
+    return bytes(out[:size])
+
+
+def test_pieces_come_in_order_and_never_longer_than_asked() -> None:
+    data = body(3 * 1024 * 1024 + 17)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for i in range(0, len(data), 100_000):  # written in pieces of its own size
+            writer.write(data[i : i + 100_000])
+            await writer.drain()
+        writer.close()
+
+    async def run() -> tuple[bytes, list[int]]:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            got, sizes = bytearray(), []
+            while piece := await conn.read(65536, timeout=5):
+                got += piece
+                sizes.append(len(piece))
+            await conn.aclose()
+            return bytes(got), sizes
+
+    got, sizes = asyncio.run(run())
+    assert got == data
+    assert max(sizes) <= 65536
+    # a reader slower than the loopback takes full pieces: what has arrived, joined, not one recv each
+    assert sizes.count(65536) >= len(sizes) // 2
+
+
+def test_what_arrived_in_many_small_pieces_is_read_at_once() -> None:
+    """Small pieces that came while nobody read are taken together, up to what was asked: the layers
+    above see one piece, not hundreds."""
+    data = body(200 * 1000)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        for i in range(0, len(data), 1000):
+            writer.write(data[i : i + 1000])
+            await writer.drain()
+            await asyncio.sleep(0.0005)  # (each its own segment, most its own receive)
+        writer.close()
+
+    async def run() -> list[bytes]:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            await asyncio.sleep(1.0)  # all of it has arrived (a loaded machine may need longer: then
+            pieces = []  # the first piece is still joined from what came so far)
+            while piece := await conn.read(65536, timeout=5):
+                pieces.append(piece)
+            return pieces
+
+    pieces = asyncio.run(run())
+    assert b"".join(pieces) == data
+    assert len(pieces[0]) > 1000 * 4 and max(map(len, pieces)) <= 65536
+
+
+def test_a_small_max_bytes_is_honoured() -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"0123456789" * 10)
+        await writer.drain()
+        writer.close()
+
+    async def run() -> list[bytes]:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            await asyncio.sleep(0.05)
+            pieces = []
+            while piece := await conn.read(7, timeout=5):
+                pieces.append(piece)
+            return pieces
+
+    pieces = asyncio.run(run())
+    assert b"".join(pieces) == b"0123456789" * 10
+    assert all(len(p) <= 7 for p in pieces)
+
+
+def test_an_unread_body_stays_in_the_kernel() -> None:
+    """Flow control: a connection nobody reads holds at most HIGH_WATER plus one receive in the
+    process; the rest waits in the socket buffers (and the peer's writes wait), then all of it arrives."""
+    data = body(16 * 1024 * 1024)
+    written = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(data)
+        await writer.drain()
+        written.set()
+        writer.close()
+
+    async def run() -> tuple[int, bool, bytes]:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            await asyncio.sleep(0.5)  # nothing read: the transport fills up to its mark, then pauses
+            held = conn._protocol.held
+            done_early = written.is_set()
+            got = bytearray()
+            while piece := await conn.read(65536, timeout=5):
+                got += piece
+            return held, done_early, bytes(got)
+
+    held, done_early, got = asyncio.run(run())
+    assert 0 < held <= HIGH_WATER + 256 * 1024  # (asyncio takes up to 256 KiB a receive)
+    assert not done_early  # 16 MB cannot all be in flight: the peer waited for the reader
+    assert got == data
+
+
+def test_silence_is_a_read_timeout_and_the_end_is_empty() -> None:
+    release = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"hello")
+        await writer.drain()
+        await release.wait()
+        writer.close()
+
+    async def run() -> tuple[bytes, str, bytes, bool]:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            first = await conn.read(65536, timeout=5)
+            with pytest.raises(httpcore.ReadTimeout) as err:
+                await conn.read(65536, timeout=0.2)
+            release.set()
+            end = await conn.read(65536, timeout=5)
+            readable = conn.get_extra_info("is_readable")
+            return first, str(err.value), end, readable
+
+    first, message, end, readable = asyncio.run(run())
+    assert first == b"hello"
+    assert "0.2 s" in message
+    assert end == b""
+    assert readable  # (httpcore drops an idle connection the peer closed)
+
+
+def test_a_reset_is_a_read_error_and_writing_to_an_ended_connection_fails() -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1)
+        writer.transport.abort()  # (an RST, with the request unread)
+
+    async def run() -> None:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            await conn.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + b"x" * 100_000, timeout=5)
+            with pytest.raises(httpcore.ReadError):
+                while await conn.read(65536, timeout=5):
+                    pass
+                raise httpcore.ReadError("ended without an error")  # pragma: no cover
+            with pytest.raises(httpcore.WriteError):
+                await conn.write(b"more", timeout=5)
+
+    asyncio.run(run())
+
+
+def test_a_refused_connection_is_a_connect_error() -> None:
+    import socket
+
+    async def run() -> None:
+        with socket.socket() as s:  # a port nobody listens on
+            s.bind(("127.0.0.1", 0))
+            address = s.getsockname()
+        with pytest.raises(httpcore.ConnectError):
+            await connect(socket.AF_INET, address, 5)
+
+    asyncio.run(run())
+
+
+@pytest.fixture
+def https_server() -> LocalServer:
+    s = LocalServer()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(SELF_SIGNED)
+    s.httpd.socket = context.wrap_socket(s.httpd.socket, server_side=True)
+    s.base = s.base.replace("http://", "https://")
+    s.start()
+    return s
+
+
+def test_a_whole_fetch_over_tls_with_a_trusted_certificate(https_server: LocalServer) -> None:
+    """TLS goes over the connection (`start_tls`): with the certificate trusted, a 2 MB body arrives
+    whole; the server saw the one request."""
+    data = b"<urlset>" + body(2 * 1024 * 1024).hex().encode()[: 2 * 1024 * 1024] + b"</urlset>"
+    try:
+        url = https_server.route("/big.xml", data)
+        trusting = ssl.create_default_context(cafile=str(SELF_SIGNED))
+
+        async def run() -> tuple[int, bytes, object]:
+            options = FetchOptions(policy=FetchPolicy(allow_private=True), retries=0)
+            async with Fetcher(options) as f:
+                f._client._transport._pool._ssl_context = trusting  # type: ignore[attr-defined]
+                async with f.stream(url) as response:
+                    got, _ = await response.read(None)
+                    stream = response._response.extensions["network_stream"]  # type: ignore[union-attr]
+                    return response.status, got, stream.get_extra_info("ssl_object")
+
+        status, got, ssl_object = asyncio.run(run())
+    finally:
+        https_server.stop()
+    assert status == 200 and got == data
+    assert isinstance(ssl_object, ssl.SSLObject)
+    assert [r.path for r in https_server.requests] == ["/big.xml"]
+
+
+def test_a_tls_handshake_against_a_plain_server_is_a_connect_error() -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(100)
+        writer.write(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async def run() -> None:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            with pytest.raises(httpcore.ConnectError):
+                await conn.start_tls(ssl.create_default_context(), "127.0.0.1", timeout=5)
+
+    asyncio.run(run())
+
+
+def test_the_fetcher_connects_through_this_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every request goes over `connection.connect` (the policy's backend calls it), so a change here
+    reaches every wing."""
+    server = LocalServer()
+    server.start()
+    calls: list[tuple[object, ...]] = []
+    real = connection.connect
+
+    async def counting(*args: object, **kw: object) -> Connection:
+        calls.append(args)
+        return await real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("sitemapkit.reader.fetch.connect", counting)
+    try:
+        url = server.route("/s.xml", b"<urlset/>")
+
+        async def run() -> bytes:
+            options = FetchOptions(policy=FetchPolicy(allow_private=True))
+            async with Fetcher(options) as f, f.stream(url) as response:
+                got, _ = await response.read(None)
+                return got
+
+        assert asyncio.run(run()) == b"<urlset/>"
+    finally:
+        server.stop()
+    assert len(calls) == 1 and calls[0][1][0] == "127.0.0.1"
