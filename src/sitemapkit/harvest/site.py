@@ -281,8 +281,10 @@ class SiteJob:
                                 self._taken[id(current)] = n - first
                             stop = True
                             break
+                        del batch
                     if stop:
                         break
+                    del items  # (else held, with the text of its runs, while the next is awaited)
                 if current is not None:
                     self._seconds.setdefault(id(current), time.monotonic() - since)
         finally:

@@ -154,6 +154,7 @@ class TreeWalk:
             async with contextlib.aclosing(self._batches(fetcher)) as batches:
                 async for batch in batches:
                     yield batch
+                    del batch  # (else held while the next is awaited: see _parse)
 
     async def _batches(self, fetcher: Fetcher) -> AsyncGenerator[Batch, None]:
         size = self._size = _size if self.runs else len
@@ -184,6 +185,7 @@ class TreeWalk:
                     async for batch in reading:
                         self.count += size(batch)
                         yield batch
+                        del batch
             async with contextlib.aclosing(self._settle()) as settling:
                 async for batch in settling:
                     self.count += size(batch)
@@ -307,6 +309,7 @@ class TreeWalk:
             async with contextlib.aclosing(self._read_body(item, fetcher)) as reading:
                 async for batch in reading:
                     yield batch
+                    del batch
         finally:
             if visit is not None:
                 visit.close()
@@ -363,6 +366,7 @@ class TreeWalk:
             async with contextlib.aclosing(reading) as parsing:
                 async for batch in parsing:
                     yield batch
+                    del batch
         finally:
             await download.cancel()
 
@@ -442,11 +446,17 @@ class TreeWalk:
                     for out in parser.feed_pieces(piece):
                         if out:
                             batch = self._route(out, parser.kind, children)
+                            del out
                             if batch:
                                 node.url_count += size(batch)
                                 yield batch
+                            del batch
                     if response is not None:
                         node.bytes = response.raw_bytes
+                    # a generator's locals live while it waits: the piece and the batch made of it (whose
+                    # runs keep the piece's text) would be held, for every sitemap being read, until
+                    # the next piece comes
+                    del piece
             except FetchError as exc:
                 node.truncated = True
                 complete = False
