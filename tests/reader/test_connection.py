@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import hashlib
 import ssl
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import httpcore
 import pytest
 
 from sitemapkit.reader import connection
-from sitemapkit.reader.connection import HIGH_WATER, Connection, connect
+from sitemapkit.reader.connection import HIGH_WATER, RECEIVE, Connection, connect
 from sitemapkit.reader.fetch import Fetcher, FetchOptions, FetchPolicy
 from tests.support.localserver import LocalServer
 
@@ -146,7 +147,7 @@ def test_an_unread_body_stays_in_the_kernel() -> None:
             return held, done_early, bytes(got)
 
     held, done_early, got = asyncio.run(run())
-    assert 0 < held <= HIGH_WATER + 256 * 1024  # (asyncio takes up to 256 KiB a receive)
+    assert 0 < held <= HIGH_WATER + RECEIVE
     assert not done_early  # 16 MB cannot all be in flight: the peer waited for the reader
     assert got == data
 
@@ -197,6 +198,29 @@ def test_a_reset_is_a_read_error_and_writing_to_an_ended_connection_fails() -> N
     asyncio.run(run())
 
 
+def test_closing_lets_the_socket_go_at_once_even_with_unsent_data() -> None:
+    """A peer that stops reading: what was not sent is dropped at close, not held (with the socket)
+    until the peer reads or goes away."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1)
+        await asyncio.sleep(30)  # reads nothing more
+
+    async def run() -> tuple[str, int]:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            with pytest.raises(httpcore.WriteTimeout) as err:
+                await conn.write(b"x" * 20_000_000, timeout=0.3)
+            sock = conn.get_extra_info("socket")
+            await conn.aclose()
+            await asyncio.sleep(0.05)
+            return str(err.value), sock.fileno()
+
+    message, fileno = asyncio.run(run())
+    assert "0.3 s" in message
+    assert fileno == -1
+
+
 def test_a_refused_connection_is_a_connect_error() -> None:
     import socket
 
@@ -204,7 +228,7 @@ def test_a_refused_connection_is_a_connect_error() -> None:
         with socket.socket() as s:  # a port nobody listens on
             s.bind(("127.0.0.1", 0))
             address = s.getsockname()
-        with pytest.raises(httpcore.ConnectError):
+        with pytest.raises(httpcore.ConnectError, match=r"^Connection refused$"):  # (in words)
             await connect(socket.AF_INET, address, 5)
 
     asyncio.run(run())
@@ -244,6 +268,113 @@ def test_a_whole_fetch_over_tls_with_a_trusted_certificate(https_server: LocalSe
     assert status == 200 and got == data
     assert isinstance(ssl_object, ssl.SSLObject)
     assert [r.path for r in https_server.requests] == ["/big.xml"]
+
+
+def _tls_server_context() -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(SELF_SIGNED)
+    return context
+
+
+def test_tls_reads_records_together_holds_little_and_takes_an_end_without_close_notify() -> None:
+    """Over TLS: pieces join several records (each at most 16 KiB) up to what was asked; a connection
+    nobody reads holds little of the encrypted body (the rest waits in the kernel); a peer that closes
+    without close_notify ends the body, which is whole."""
+    import socket
+    import threading
+
+    data = body(8 * 1024 * 1024)
+    written = threading.Event()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def serve() -> None:  # a blocking TLS server: all of `data` sent, then closed without close_notify
+        raw, _ = listener.accept()
+        with _tls_server_context().wrap_socket(raw, server_side=True) as conn:
+            conn.recv(5)
+            conn.sendall(data)
+            written.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    async def run() -> tuple[int, bool, bytes, list[int]]:
+        try:
+            plain = await connect(socket.AF_INET, listener.getsockname(), 5)
+            trusting = ssl.create_default_context(cafile=str(SELF_SIGNED))
+            conn = await plain.start_tls(trusting, "127.0.0.1", timeout=5)
+            assert isinstance(conn, Connection)
+            await conn.write(b"hello", timeout=5)
+            await asyncio.sleep(0.5)  # nothing read: the transport pauses at its mark
+            held = conn._protocol.held + conn._incoming.pending
+            done_early = written.is_set()
+            got, sizes = bytearray(), []
+            while piece := await conn.read(65536, timeout=5):
+                got += piece
+                sizes.append(len(piece))
+            assert await conn.read(65536, timeout=5) == b""  # (and stays ended)
+            await conn.aclose()
+            return held, done_early, bytes(got), sizes
+        finally:
+            listener.close()
+
+    held, done_early, got, sizes = asyncio.run(run())
+    assert got == data
+    assert held <= HIGH_WATER + RECEIVE
+    assert not done_early
+    assert max(sizes) <= 65536 and sizes.count(65536) >= len(sizes) // 2  # records read together
+
+
+def test_an_idle_connection_the_server_closed_while_the_loop_was_busy_is_not_reused() -> None:
+    """httpcore asks whether an idle pooled connection is stale before reusing it: a close that came
+    while the loop was busy (parsing, not reading the socket) must count, or the next request goes out on
+    a dead connection and fails."""
+    import socket
+    import threading
+
+    closed = threading.Event()
+    connections: list[int] = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            connections.append(1)
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    more = conn.recv(4096)
+                    if not more:
+                        break
+                    request += more
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n<urlset/>")
+            closed.set()  # (keep-alive was not refused: the server just closed the connection)
+
+    threading.Thread(target=serve, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/s.xml"
+
+    async def run() -> list[int]:
+        options = FetchOptions(policy=FetchPolicy(allow_private=True), retries=0)
+        statuses = []
+        async with Fetcher(options) as f:
+            for _ in range(3):
+                response = await f.get(url)
+                statuses.append(response.status)
+                closed.wait(5)  # blocking: the loop is busy while the server closes
+                time.sleep(0.05)  # (the FIN reaches the client's socket)
+                closed.clear()
+        return statuses
+
+    try:
+        assert asyncio.run(run()) == [200, 200, 200]
+    finally:
+        listener.close()
+    assert len(connections) == 3
 
 
 def test_a_tls_handshake_against_a_plain_server_is_a_connect_error() -> None:

@@ -13,21 +13,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import select
 import socket
 import ssl
+import sys
 from collections import deque
 from collections.abc import Iterable
 from typing import Any, Final
 
 import httpcore
 
+RECEIVE: Final = 64 * 1024
+"""Most bytes taken from the socket at once (asyncio would take 256 KiB)."""
 HIGH_WATER: Final = 64 * 1024
 """Bytes held unread past which the transport stops reading from the socket (until reads take half): a
 body waiting for its parser stays in the kernel's buffers, as with httpcore's own stream, not in this
-process."""
+process (over TLS: of encrypted data, decrypted as it is read)."""
 
 
-class _Protocol(asyncio.Protocol):
+class _Protocol(asyncio.BufferedProtocol):
     """What arrives on one connection, kept until read; whether writing must wait."""
 
     def __init__(self) -> None:
@@ -40,14 +45,18 @@ class _Protocol(asyncio.Protocol):
         self.writing_paused = False
         self._waiter: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
+        self._buffer = memoryview(bytearray(RECEIVE))
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
 
-    def data_received(self, data: bytes) -> None:
-        self.chunks.append(bytes(data))
-        self.held += len(data)
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.chunks.append(self._buffer[:nbytes].tobytes())
+        self.held += nbytes
         if self.held > HIGH_WATER and not self.reading_paused and self.transport is not None:
             self.transport.pause_reading()
             self.reading_paused = True
@@ -127,15 +136,34 @@ class _Protocol(asyncio.Protocol):
 
 
 class Connection(httpcore.AsyncNetworkStream):
-    """One TCP connection (or TLS over one) as httpcore uses it."""
+    """One TCP connection, or TLS over one, as httpcore uses it.
 
-    def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
+    TLS is done here on memory buffers (`ssl.SSLObject`), as httpcore's own stream does it, not by
+    asyncio's TLS transport: that one holds a 256 KiB buffer and up to 256 KiB of encrypted data ahead a
+    connection besides, several times what a harvest's hundreds of connections may hold."""
+
+    def __init__(
+        self,
+        transport: asyncio.Transport,
+        protocol: _Protocol,
+        tls: ssl.SSLObject | None = None,
+        incoming: ssl.MemoryBIO | None = None,
+        outgoing: ssl.MemoryBIO | None = None,
+    ) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._tls = tls
+        self._incoming = incoming or ssl.MemoryBIO()
+        self._outgoing = outgoing or ssl.MemoryBIO()
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         """What has arrived, up to `max_bytes`; b"" once the peer ended. Waits `timeout` seconds at most
         for anything to arrive."""
+        if self._tls is None:
+            return await self._receive(max_bytes, timeout)
+        return await self._receive_tls(max_bytes, timeout)
+
+    async def _receive(self, max_bytes: int, timeout: float | None) -> bytes:
         protocol = self._protocol
         if not protocol.chunks:
             if not protocol.ended:
@@ -145,19 +173,70 @@ class Connection(httpcore.AsyncNetworkStream):
                     raise httpcore.ReadTimeout(f"nothing arrived for {timeout:g} s") from None
             if not protocol.chunks:
                 if protocol.error is not None:
-                    raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__) from (
-                        protocol.error
-                    )
+                    raise httpcore.ReadError(_reason(protocol.error)) from (protocol.error)
                 return b""
         return protocol.take(max_bytes)
+
+    async def _receive_tls(self, max_bytes: int, timeout: float | None) -> bytes:
+        """The clear text of what has arrived, up to `max_bytes` (several TLS records, each at most 16 KiB,
+        read together); b"" at the end, with or without the peer's close_notify (as httpcore reads it)."""
+        tls, incoming, protocol = self._tls, self._incoming, self._protocol
+        assert tls is not None
+        parts: list[bytes] = []
+        size = 0
+        while size < max_bytes:
+            try:
+                chunk = tls.read(max_bytes - size)
+            except ssl.SSLWantReadError:
+                if protocol.chunks:  # encrypted bytes here already: decrypt them too
+                    incoming.write(protocol.take(max_bytes))
+                    continue
+                if parts or incoming.eof:
+                    break
+                await self._flush(timeout)  # (anything TLS itself has to say first)
+                raw = await self._receive(max_bytes, timeout)
+                if raw:
+                    incoming.write(raw)
+                else:
+                    incoming.write_eof()
+                continue
+            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):  # the end, told or not
+                break
+            except ssl.SSLError as exc:
+                raise httpcore.ReadError(str(exc)) from exc
+            if not chunk:
+                break
+            parts.append(chunk)
+            size += len(chunk)
+        if self._outgoing.pending:  # what reading made TLS say (a key update's answer): sent if it can be
+            if self._protocol.ended or self._transport.is_closing():
+                self._outgoing.read()  # (the peer is gone: a read is not failed for it)
+            else:
+                await self._flush(timeout)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
             return
+        if self._tls is not None:
+            try:
+                self._tls.write(buffer)  # (into a memory buffer: never waits)
+            except ssl.SSLError as exc:
+                raise httpcore.WriteError(str(exc)) from exc
+            await self._flush(timeout)
+            return
+        await self._send(buffer, timeout)
+
+    async def _flush(self, timeout: float | None) -> None:
+        """Send what TLS has written into its outgoing buffer."""
+        if self._outgoing.pending:
+            await self._send(self._outgoing.read(), timeout)
+
+    async def _send(self, data: bytes, timeout: float | None) -> None:
         protocol = self._protocol
         if protocol.ended or self._transport.is_closing():
             raise httpcore.WriteError("the connection is closed")
-        self._transport.write(buffer)
+        self._transport.write(data)
         if protocol.writing_paused:
             try:
                 await protocol.drained(timeout)
@@ -167,35 +246,56 @@ class Connection(httpcore.AsyncNetworkStream):
                 raise httpcore.WriteError("the connection was lost while writing")
 
     async def aclose(self) -> None:
-        self._transport.close()
+        """Close at once: what was not sent yet is dropped, and no TLS close_notify is exchanged (as with
+        httpcore's own stream; asyncio would wait up to 30 s for the peer's, the socket open)."""
+        transport = self._transport
+        if not transport.is_closing():
+            transport.close()
+            await asyncio.sleep(0)  # (a last small write goes out)
+        transport.abort()
 
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore.AsyncNetworkStream:
         """TLS over this connection, the handshake within `timeout` seconds; the certificate is checked
         as `ssl_context` says (against `server_hostname`)."""
-        loop = asyncio.get_running_loop()
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        protocol = self._protocol
         try:
+            tls = ssl_context.wrap_bio(incoming, outgoing, server_side=False, server_hostname=server_hostname)
+            stream = Connection(self._transport, protocol, tls, incoming, outgoing)
             async with asyncio.timeout(timeout):
-                transport = await loop.start_tls(
-                    self._transport, self._protocol, ssl_context, server_hostname=server_hostname
-                )
+                while True:
+                    try:
+                        tls.do_handshake()
+                        break
+                    except ssl.SSLWantReadError:
+                        await stream._flush(None)
+                        if protocol.chunks:
+                            incoming.write(protocol.take(protocol.held))
+                            continue
+                        raw = await stream._receive(65536, None)
+                        if not raw:
+                            raise httpcore.ConnectError(
+                                "the connection closed during the TLS handshake"
+                            ) from None
+                        incoming.write(raw)
+                await stream._flush(None)
         except TimeoutError:
             self._transport.abort()
             raise httpcore.ConnectTimeout(f"TLS handshake took longer than {timeout:g} s") from None
-        except OSError as exc:  # (ssl.SSLError and the certificate's rejection among them)
+        except httpcore.ConnectError:
             self._transport.abort()
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        if transport is None:  # the connection closed during the handshake
-            raise httpcore.ConnectError("the connection closed during the TLS handshake")
-        assert isinstance(transport, asyncio.Transport)
-        self._protocol.transport = transport  # (flow control now goes through TLS)
-        return Connection(transport, self._protocol)
+            raise
+        except (OSError, httpcore.ReadError, httpcore.WriteError) as exc:  # ssl.SSLError among them
+            self._transport.abort()
+            raise httpcore.ConnectError(_reason(exc)) from exc
+        return stream
 
     def get_extra_info(self, info: str) -> Any:
         transport = self._transport
         if info == "ssl_object":
-            return transport.get_extra_info("ssl_object")
+            return self._tls
         if info == "client_addr":
             return transport.get_extra_info("sockname")
         if info == "server_addr":
@@ -203,8 +303,35 @@ class Connection(httpcore.AsyncNetworkStream):
         if info == "socket":
             return transport.get_extra_info("socket")
         if info == "is_readable":  # (httpcore: an idle connection the peer wrote to or closed is stale)
-            return bool(self._protocol.chunks) or self._protocol.ended or transport.is_closing()
+            protocol = self._protocol
+            if protocol.chunks or protocol.ended or transport.is_closing():
+                return True
+            # what arrived while the loop was busy (parsing) is still in the socket: look there too
+            return _socket_readable(transport.get_extra_info("socket"))
         return None
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, in words (`Connection refused`, not `[Errno 111] Connect call failed (...)`)."""
+    if isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError) and exc.errno:
+        return os.strerror(exc.errno)
+    return str(exc) or type(exc).__name__
+
+
+def _socket_readable(sock: Any) -> bool:
+    """Whether `sock` has something to read (or its end) right now; True when it cannot be told."""
+    try:
+        fd = sock.fileno()
+        if fd < 0:
+            return True
+        if sys.platform == "win32" or not hasattr(select, "poll"):
+            readable, _, _ = select.select([fd], [], [], 0)
+            return bool(readable)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True
 
 
 async def connect(
@@ -232,7 +359,7 @@ async def connect(
         raise httpcore.ConnectTimeout(f"connecting took longer than {timeout:g} s") from None
     except OSError as exc:
         sock.close()
-        raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        raise httpcore.ConnectError(_reason(exc)) from exc
     except BaseException:
         sock.close()
         raise
