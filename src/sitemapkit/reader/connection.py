@@ -71,8 +71,7 @@ class _Protocol(asyncio.BufferedProtocol):
         self.error = self.error or exc
         self._wake()
         drained, self._drained = self._drained, None
-        if drained is not None and not drained.done():
-            drained.set_result(None)
+        _release(drained)
 
     def pause_writing(self) -> None:
         self.writing_paused = True
@@ -80,13 +79,11 @@ class _Protocol(asyncio.BufferedProtocol):
     def resume_writing(self) -> None:
         self.writing_paused = False
         drained, self._drained = self._drained, None
-        if drained is not None and not drained.done():
-            drained.set_result(None)
+        _release(drained)
 
     def _wake(self) -> None:
         waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        _release(waiter)
 
     async def arrival(self, timeout: float | None) -> None:
         """Wait until something has arrived or the connection ended; TimeoutError after `timeout`."""
@@ -274,7 +271,7 @@ class Connection(httpcore.AsyncNetworkStream):
                         if protocol.chunks:
                             incoming.write(protocol.take(protocol.held))
                             continue
-                        raw = await stream._receive(65536, None)
+                        raw = await stream._receive(RECEIVE, None)
                         if not raw:
                             raise httpcore.ConnectError(
                                 "the connection closed during the TLS handshake"
@@ -309,6 +306,12 @@ class Connection(httpcore.AsyncNetworkStream):
             # what arrived while the loop was busy (parsing) is still in the socket: look there too
             return _socket_readable(transport.get_extra_info("socket"))
         return None
+
+
+def _release(waiter: asyncio.Future[None] | None) -> None:
+    """Let the one waiting on `waiter` (if anyone still is) go on."""
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
 
 
 def _reason(exc: BaseException) -> str:
@@ -363,6 +366,6 @@ async def connect(
     except BaseException:
         sock.close()
         raise
-    with contextlib.suppress(OSError):  # (asyncio sets it too, for a TCP socket)
+    with contextlib.suppress(OSError):  # (asyncio sets it only on a socket made with IPPROTO_TCP)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return Connection(transport, protocol)
