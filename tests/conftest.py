@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.localserver import LocalServer
+from tests.support.localserver import LocalServer, tls_server_context
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,6 +44,19 @@ def real_sitemaps() -> Path:
 def server() -> Iterator[LocalServer]:
     """A real HTTP server on 127.0.0.1, new for each test."""
     s = LocalServer().start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def https_server() -> Iterator[LocalServer]:
+    """The local server speaking TLS with the self-signed certificate (`localserver.SELF_SIGNED`)."""
+    s = LocalServer()
+    s.httpd.socket = tls_server_context().wrap_socket(s.httpd.socket, server_side=True)
+    s.base = s.base.replace("http://", "https://")
+    s.start()
     try:
         yield s
     finally:

@@ -10,7 +10,6 @@ import hashlib
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 
 import httpcore
 import pytest
@@ -18,9 +17,7 @@ import pytest
 from sitemapkit.reader import connection
 from sitemapkit.reader.connection import HIGH_WATER, RECEIVE, Connection, connect
 from sitemapkit.reader.fetch import Fetcher, FetchOptions, FetchPolicy
-from tests.support.localserver import LocalServer
-
-SELF_SIGNED = Path(__file__).parents[1] / "data" / "selfsigned.pem"
+from tests.support.localserver import SELF_SIGNED, LocalServer, tls_server_context
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -101,6 +98,24 @@ def test_what_arrived_in_many_small_pieces_is_read_at_once() -> None:
     pieces = asyncio.run(run())
     assert b"".join(pieces) == data
     assert len(pieces[0]) > 1000 * 4 and max(map(len, pieces)) <= 65536
+
+
+def test_small_writes_are_not_held_back() -> None:
+    """TCP_NODELAY is on (asyncio sets it only on a socket made with IPPROTO_TCP): a request's few
+    hundred bytes go out at once, not after the peer's delayed ACK."""
+    import socket
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    async def run() -> int:
+        async with peer(handle) as address:
+            conn = await dial(address)
+            nodelay = int(conn.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            await conn.aclose()
+            return nodelay
+
+    assert asyncio.run(run()) == 1
 
 
 def test_a_small_max_bytes_is_honoured() -> None:
@@ -234,46 +249,26 @@ def test_a_refused_connection_is_a_connect_error() -> None:
     asyncio.run(run())
 
 
-@pytest.fixture
-def https_server() -> LocalServer:
-    s = LocalServer()
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(SELF_SIGNED)
-    s.httpd.socket = context.wrap_socket(s.httpd.socket, server_side=True)
-    s.base = s.base.replace("http://", "https://")
-    s.start()
-    return s
-
-
 def test_a_whole_fetch_over_tls_with_a_trusted_certificate(https_server: LocalServer) -> None:
     """TLS goes over the connection (`start_tls`): with the certificate trusted, a 2 MB body arrives
     whole; the server saw the one request."""
     data = b"<urlset>" + body(2 * 1024 * 1024).hex().encode()[: 2 * 1024 * 1024] + b"</urlset>"
-    try:
-        url = https_server.route("/big.xml", data)
-        trusting = ssl.create_default_context(cafile=str(SELF_SIGNED))
+    url = https_server.route("/big.xml", data)
+    trusting = ssl.create_default_context(cafile=str(SELF_SIGNED))
 
-        async def run() -> tuple[int, bytes, object]:
-            options = FetchOptions(policy=FetchPolicy(allow_private=True), retries=0)
-            async with Fetcher(options) as f:
-                f._client._transport._pool._ssl_context = trusting  # type: ignore[attr-defined]
-                async with f.stream(url) as response:
-                    got, _ = await response.read(None)
-                    stream = response._response.extensions["network_stream"]  # type: ignore[union-attr]
-                    return response.status, got, stream.get_extra_info("ssl_object")
+    async def run() -> tuple[int, bytes, object]:
+        options = FetchOptions(policy=FetchPolicy(allow_private=True), retries=0)
+        async with Fetcher(options) as f:
+            f._client._transport._pool._ssl_context = trusting  # type: ignore[attr-defined]
+            async with f.stream(url) as response:
+                got, _ = await response.read(None)
+                stream = response._response.extensions["network_stream"]  # type: ignore[union-attr]
+                return response.status, got, stream.get_extra_info("ssl_object")
 
-        status, got, ssl_object = asyncio.run(run())
-    finally:
-        https_server.stop()
+    status, got, ssl_object = asyncio.run(run())
     assert status == 200 and got == data
     assert isinstance(ssl_object, ssl.SSLObject)
     assert [r.path for r in https_server.requests] == ["/big.xml"]
-
-
-def _tls_server_context() -> ssl.SSLContext:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(SELF_SIGNED)
-    return context
 
 
 def test_tls_reads_records_together_holds_little_and_takes_an_end_without_close_notify() -> None:
@@ -291,7 +286,7 @@ def test_tls_reads_records_together_holds_little_and_takes_an_end_without_close_
 
     def serve() -> None:  # a blocking TLS server: all of `data` sent, then closed without close_notify
         raw, _ = listener.accept()
-        with _tls_server_context().wrap_socket(raw, server_side=True) as conn:
+        with tls_server_context().wrap_socket(raw, server_side=True) as conn:
             conn.recv(5)
             conn.sendall(data)
             written.set()
@@ -323,6 +318,47 @@ def test_tls_reads_records_together_holds_little_and_takes_an_end_without_close_
     assert held <= HIGH_WATER + RECEIVE
     assert not done_early
     assert max(sizes) <= 65536 and sizes.count(65536) >= len(sizes) // 2  # records read together
+
+
+def test_a_close_the_loop_has_not_seen_yet_makes_the_connection_stale() -> None:
+    """`is_readable` (httpcore's staleness test) looks at the socket itself: a peer's close that came while
+    the loop was busy counts before the loop has read it. Checked with no await between the close and the
+    question, so the loop cannot have seen it."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    close = threading.Event()
+    closed = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.sendall(b"hello")
+            close.wait(5)
+        closed.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    async def run() -> tuple[bool, bool, bool]:
+        conn = await dial(listener.getsockname())
+        assert await conn.read(65536, timeout=5) == b"hello"
+        idle = conn.get_extra_info("is_readable")
+        close.set()
+        closed.wait(5)  # blocking: the loop is busy
+        time.sleep(0.05)  # (the FIN reaches this side's socket)
+        seen_by_loop = conn._protocol.ended
+        stale = conn.get_extra_info("is_readable")
+        await conn.aclose()
+        return idle, seen_by_loop, stale
+
+    try:
+        idle, seen_by_loop, stale = asyncio.run(run())
+    finally:
+        listener.close()
+    assert not idle  # an open, quiet connection is not stale
+    assert not seen_by_loop
+    assert stale
 
 
 def test_an_idle_connection_the_server_closed_while_the_loop_was_busy_is_not_reused() -> None:

@@ -10,7 +10,7 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -366,26 +366,6 @@ def test_a_body_that_trickles_forever_stops_at_the_total_deadline() -> None:
     finally:
         stop.set()
         listener.close()
-
-
-SELF_SIGNED = Path(__file__).parents[1] / "data" / "selfsigned.pem"
-"""A self-signed certificate and key for 127.0.0.1 (made with `openssl req -x509 -newkey ec -pkeyopt
-ec_paramgen_curve:P-256 -nodes -days 36500 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1`)."""
-
-
-@pytest.fixture
-def https_server() -> Iterator[LocalServer]:
-    """The local server speaking TLS with the self-signed certificate, which no client trusts."""
-    s = LocalServer()
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(SELF_SIGNED)
-    s.httpd.socket = context.wrap_socket(s.httpd.socket, server_side=True)
-    s.base = s.base.replace("http://", "https://")
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def test_https_with_an_untrusted_certificate_is_refused(https_server: LocalServer) -> None:

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+SELF_SIGNED = Path(__file__).parents[1] / "data" / "selfsigned.pem"
+"""A self-signed certificate and key for 127.0.0.1 (made with `openssl req -x509 -newkey ec -pkeyopt
+ec_paramgen_curve:P-256 -nodes -days 36500 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1`)."""
+
+
+def tls_server_context() -> ssl.SSLContext:
+    """A server's TLS context with the self-signed certificate (which no client trusts unless told to)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(SELF_SIGNED)
+    return context
+
 
 Answer = tuple[int, dict[str, str], bytes]
 Handler = Callable[[BaseHTTPRequestHandler], Answer]
