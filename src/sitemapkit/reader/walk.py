@@ -403,9 +403,10 @@ def read(
     `fetch_missing`. Bad arguments raise `UsageError`.
 
     >>> import sitemapkit, tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "s.txt")
-    >>> _ = open(path, "w").write("https://example.com/a\\n")
-    >>> [e.loc for e in sitemapkit.reader.walk.read(path)]
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "s.txt")
+    ...     _ = open(path, "w").write("https://example.com/a\\n")
+    ...     [e.loc for e in sitemapkit.reader.walk.read(path)]
     ['https://example.com/a']
     """
     given = ReadOptions(

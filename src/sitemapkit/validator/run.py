@@ -98,9 +98,10 @@ async def avalidate(
     problem found in the sitemaps themselves is a diagnostic.
 
     >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "sitemap.txt")
-    >>> _ = open(path, "w").write("https://example.com/a\\nhttps://example.com/a\\n")
-    >>> report = validate(path, url="https://example.com/sitemap.txt")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "sitemap.txt")
+    ...     _ = open(path, "w").write("https://example.com/a\\nhttps://example.com/a\\n")
+    ...     report = validate(path, url="https://example.com/sitemap.txt")
     >>> report.ok, [(d.code, d.line) for d in report]
     (True, [('duplicate-url', 2)])
     """
