@@ -89,6 +89,11 @@ def _slow(text: str, base: str | None) -> object:
 @example("https://example.com/a#", None)
 @example("https://example.com:0080", None)  # a port with a leading zero: the fast path kept it as written
 @example("http://example.com:00/x", None)
+@example("https://www.example.com/katalog/größe-1?q=a b", None)  # fails the fast regex at its end
+@example("https://a-b.c-d.example.com:443/x y", None)
+@example("https://a-.example.com/x", None)
+@example("https://example.com./x", None)  # a host ending in a dot or a hyphen: not the fast path's
+@example("https://example-/x", None)
 def test_normalize_url_is_its_slow_path(text: str, base: str | None) -> None:
     assert _outcome(lambda: normalize_url(text, base)) == _slow(text, base)
 
@@ -96,5 +101,7 @@ def test_normalize_url_is_its_slow_path(text: str, base: str | None) -> None:
 @settings(max_examples=2000)
 @given(st.text(alphabet=_CHARS, max_size=20) | st.text(max_size=20))
 @example("%7e%7E%%41%4g%a")
+@example('/a b "c" <d> ü ü \ud800 größe ')  # no escape to keep: each character replaced where it stands
+@example("/%41 b ü")
 def test_quote_is_its_reference(part: str) -> None:
     assert urls._quote(part) == urls._quote_reference(part)

