@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from xxhash import xxh3_64_intdigest
 
@@ -311,6 +311,8 @@ class SitemapWriter:
         own = re.compile(pattern)
         others = frozenset(extra)
         prefix = self.own_prefix  # (a plain test first: most URLs are not the set's own)
+        if not others:
+            return lambda url: url.startswith(prefix) and own.fullmatch(url) is not None
         return lambda url: (url.startswith(prefix) and own.fullmatch(url) is not None) or url in others
 
     # -- adding -------------------------------------------------------------------------------------
@@ -708,19 +710,25 @@ class SitemapWriter:
         return commit_set(self.out_dir, self.name, renames, replace_existing=self.replace_existing)
 
 
-_ZERO = dt.timedelta(0)
-
-
 def _text_and_key(value: Lastmod) -> tuple[str | None, str]:
     """A lastmod's text as `render_url` writes it (None: left to it) and its time key (`_key`), the text
     made once for the usual lastmods (a date, a time in UTC)."""
-    if type(value) is dt.date and value.year >= 1000:
+    kind = type(value)
+    if kind is dt.datetime and 1000 < value.year < 9999:
+        when = cast("dt.datetime", value)
+        zone = when.tzinfo
+        if zone is _UTC:  # (the parser's zone for `Z` and `+00:00`)
+            text = when.isoformat()
+            return text, text[:-6]  # less `+00:00`: the seconds, and the microseconds if any
+        if zone is not None and when.utcoffset() is not None:  # (a year from 1001 to 9998 stays one in UTC)
+            return when.isoformat(), when.astimezone(_UTC).isoformat()[:-6]
+    elif kind is dt.date and value.year >= 1000:
         text = value.isoformat()
         return text, text + "T00:00:00"
-    if type(value) is dt.datetime and value.year >= 1000 and value.utcoffset() == _ZERO:
-        text = value.isoformat()
-        return text, f"{text[:19]}.{value.microsecond:06d}" if value.microsecond else text[:19]
     return None, _key(value)
+
+
+_UTC = dt.UTC
 
 
 def _key(value: Lastmod) -> str:
