@@ -539,3 +539,26 @@ def test_a_second_ctrl_c_while_the_writer_cleans_up_still_leaves_the_folder_as_i
         w.add("https://example.com/a")
         raise KeyboardInterrupt  # the first
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["image", "video", "alternate"])
+def test_an_extension_url_that_cannot_be_normalised_is_left_out_when_nothing_else_changes(
+    tmp_path: Path, kind: str
+) -> None:
+    """An image, video or alternate whose URL is invalid is left out and reported, also when every other
+    URL of the entry is already in normal form (so the entry is otherwise kept as it came)."""
+    bad = "http://[bad/x"
+    video = Video(thumbnail_loc=BASE + "t.jpg", title="T", description="D", content_loc=BASE + "v.mp4")
+    extensions = {
+        "image": {"images": [Image(BASE + "i.png"), Image(bad)]},
+        "video": {"videos": [video, Video(thumbnail_loc=bad, title="T", description="D", content_loc=BASE)]},
+        "alternate": {"alternates": [Alternate("en", BASE + "page"), Alternate("de", bad)]},
+    }[kind]
+    with SitemapWriter(tmp_path, BASE, now=NOW) as w:
+        w.add(BASE + "page", **extensions)  # type: ignore[arg-type]
+    text = raw_bytes(tmp_path / "sitemap.xml").decode()
+    assert "[bad" not in text
+    assert text.count("<image:image>") == (kind == "image")
+    assert text.count("<video:video>") == (kind == "video")
+    assert text.count("<xhtml:link") == (kind == "alternate")
+    assert [d.code for d in w.log] == ["invalid-url"]

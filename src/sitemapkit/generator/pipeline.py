@@ -21,13 +21,16 @@ from sitemapkit.core.dates import FutureLimit, format_w3c, is_naive, sort_key, t
 from sitemapkit.core.diagnostics import Diagnostic, DiagnosticLog, Severity
 from sitemapkit.core.errors import InvalidUrlError
 from sitemapkit.core.languages import hreflang_problem
-from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video, new_url_entry
+from sitemapkit.core.model import Alternate, Image, News, UrlEntry, Video, new_image, new_url_entry
 from sitemapkit.core.urls import Scope, normalize_url
 from sitemapkit.generator.rules import UrlRules
 from sitemapkit.generator.sources.records import with_extensions
 
 NEWS_MAX_AGE = dt.timedelta(days=2)
 _NEWS_LANGUAGE = re.compile(r"[a-z]{2,3}|zh-cn|zh-tw", re.IGNORECASE)
+
+
+_NO_DETAILS = (None, None, None, None)  # an image's caption, title, geo_location and license, all absent
 
 
 class Deduper:
@@ -263,17 +266,17 @@ class Pipeline:
             )
         if loc == entry.loc and lastmod is entry.lastmod:
             return entry
-        return UrlEntry(  # positional: several times cheaper than dataclasses.replace
+        return new_url_entry(  # (several times cheaper than dataclasses.replace)
             loc,
             lastmod,
             entry.changefreq,
             entry.priority,
-            entry.images,
-            entry.videos,
-            entry.news,
-            entry.alternates,
             entry.sitemap,
             entry.line,
+            entry.images,
+            videos=entry.videos,
+            news=entry.news,
+            alternates=entry.alternates,
         )
 
     def _url_or_none(
@@ -302,9 +305,24 @@ class Pipeline:
                 images.append(image)
             else:
                 changed = True
-                images.append(Image(url, image.caption, image.title, image.geo_location, image.license))
-        if not (changed or entry.videos or entry.alternates):
-            return entry  # images only, already normalised: no copy
+                if (image.caption, image.title, image.geo_location, image.license) == _NO_DETAILS:
+                    images.append(new_image(url))  # (the usual image, its loc alone: made without __init__)
+                else:
+                    images.append(Image(url, image.caption, image.title, image.geo_location, image.license))
+        if not (entry.videos or entry.alternates):
+            if not changed:
+                return entry  # images only, already normalised: no copy
+            return new_url_entry(
+                entry.loc,
+                entry.lastmod,
+                entry.changefreq,
+                entry.priority,
+                entry.sitemap,
+                entry.line,
+                tuple(images),
+                entry.lastmod_text,
+                news=entry.news,
+            )
         videos: list[Video] = []
         for video in entry.videos:
             changes: dict[str, str | None] = {}
@@ -320,20 +338,21 @@ class Pipeline:
                 if url != value:
                     changes[name] = url
             if ok:
+                changed = changed or bool(changes)
                 videos.append(dataclasses.replace(video, **changes) if changes else video)  # type: ignore[arg-type]
+            else:
+                changed = True
         alternates: list[Alternate] = []
         for alt in entry.alternates:
             url = self._url_or_none(alt.href, f"<xhtml:link hreflang={alt.hreflang!r}>", source, line, loc)
-            if url is not None:
-                alternates.append(alt if url == alt.href else Alternate(alt.hreflang, url))
-        if (
-            len(images) == len(entry.images)
-            and len(videos) == len(entry.videos)
-            and len(alternates) == len(entry.alternates)
-            and all(a is b for a, b in zip(images, entry.images, strict=True))
-            and all(a is b for a, b in zip(videos, entry.videos, strict=True))
-            and all(a is b for a, b in zip(alternates, entry.alternates, strict=True))
-        ):
+            if url is None:
+                changed = True
+            elif url == alt.href:
+                alternates.append(alt)
+            else:
+                changed = True
+                alternates.append(Alternate(alt.hreflang, url))
+        if not changed:
             return entry  # already normalised (a folder scan's pages are): no copy
         found = {"images": tuple(images), "videos": tuple(videos), "alternates": tuple(alternates)}
         return with_extensions(entry, found)
