@@ -239,31 +239,38 @@ class Pipeline:
         if entry.news is not None and self._news_too_old(entry.news, source, line, loc):
             entry = dataclasses.replace(entry, news=None)
         original = lastmod = entry.lastmod
-        if original is not None and is_naive(original):
-            lastmod = to_aware(original)
-            self.log.once(
-                "naive-datetime",
-                Diagnostic.make(
+        if original is not None and not (  # the usual: a date, an aware date-time, not in the future
+            original <= self.is_future.day_after
+            if type(original) is dt.date
+            else type(original) is dt.datetime
+            and original.utcoffset() is not None
+            and original <= self.is_future.after
+        ):
+            if is_naive(original):
+                lastmod = to_aware(original)
+                self.log.once(
                     "naive-datetime",
-                    f"lastmod {original.isoformat()} has no timezone; it and any other such times "
-                    "are taken as UTC",
-                    source=source,
-                    line=line,
-                    url=loc,
-                ),
-            )
-        if original is not None and self.is_future(original):
-            lastmod = None
-            self.log.add(
-                Diagnostic.make(
-                    "future-date",
-                    f"lastmod {format_w3c(original)} lies in the future; it is left out (search engines "
-                    "distrust such dates)",
-                    source=source,
-                    line=line,
-                    url=loc,
+                    Diagnostic.make(
+                        "naive-datetime",
+                        f"lastmod {original.isoformat()} has no timezone; it and any other such times "
+                        "are taken as UTC",
+                        source=source,
+                        line=line,
+                        url=loc,
+                    ),
                 )
-            )
+            if self.is_future(original):
+                lastmod = None
+                self.log.add(
+                    Diagnostic.make(
+                        "future-date",
+                        f"lastmod {format_w3c(original)} lies in the future; it is left out (search engines "
+                        "distrust such dates)",
+                        source=source,
+                        line=line,
+                        url=loc,
+                    )
+                )
         if loc == entry.loc and lastmod is entry.lastmod:
             return entry
         return new_url_entry(  # (several times cheaper than dataclasses.replace)

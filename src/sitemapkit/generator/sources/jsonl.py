@@ -83,9 +83,14 @@ class JsonBlock(ColumnBlock):
         self._source = source
 
     def record(self, index: int) -> TextRecord | ImagedRecord:
-        loc, lastmod, changefreq, priority = (column[index] for column in self.columns)
-        record = TextRecord(cast(str, loc), lastmod, changefreq, priority, self._source, self.first + index)
-        return record if self.images is None else ImagedRecord(*record, self.images[index])
+        locs, lastmods, changefreqs, priorities = self.columns
+        fields = (locs[index], lastmods[index], changefreqs[index], priorities[index], self._source)
+        if self.images is None:  # (tuple.__new__: the records without the Python frame of their __new__)
+            return _new(TextRecord, (*fields, self.first + index))
+        return _new(ImagedRecord, (*fields, self.first + index, self.images[index]))
+
+
+_new = tuple.__new__
 
 
 def _no_read(row: list[str], number: int) -> None:  # pragma: no cover - JsonBlock.record reads the rows

@@ -40,7 +40,8 @@ class ImagedRecord(NamedTuple):
 
     def entry(self, report: DiagnosticHandler) -> UrlEntry:
         """The entry, as `entry_from_text` and the images give it (a bad field reported and dropped)."""
-        return entry_from_text(TextRecord(*self[:6]), report, tuple(map(new_image, self.images)))
+        record: TextRecord = tuple.__new__(TextRecord, self[:6])  # (without the frame of TextRecord.__new__)
+        return entry_from_text(record, report, tuple(map(new_image, self.images)))
 
 
 def entry_from_text(
