@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from sitemapkit.generator import lanes
@@ -240,3 +240,143 @@ def test_a_number_too_long_for_an_int_is_reported(tmp_path: Path) -> None:
     files, diagnostics = publish(path, tmp_path / "out", True)
     assert [(code, line) for code, line, _, _ in diagnostics] == [("bad-line", 1)]
     assert b"<loc>https://example.com/b</loc>" in b"".join(files.values())
+
+
+# -- blocks read by the first line's layout -------------------------------------------------------------
+
+_plain_texts = st.text(st.characters(exclude_characters='"\\', exclude_categories=("Cc", "Cs")), max_size=8)
+_json_texts = st.one_of(
+    st.sampled_from(["", "x", "2024-01-01", "daily", "0.5", "\u2028", "é", "\x7f", "\x85"]),
+    _plain_texts,
+    _plain_texts,
+    st.sampled_from(['a"b', "a\\b", "\n", "\x1f"]),
+    st.text(max_size=8),
+)
+_plain_values = st.one_of(_json_texts, _json_texts, _json_texts, st.none())
+_odd_values = st.one_of(st.floats(0, 1), st.integers(0, 2), st.just({"x": 1}))
+_image_urls = st.one_of(st.sampled_from([f"{BASE}i.png", f"{BASE}j.png"]), _json_texts)
+_plain_images = st.lists(st.fixed_dictionaries({"loc": _image_urls}), max_size=3)
+_odd_images = st.one_of(
+    st.none(), st.just([{"loc": BASE + "i.png", "caption": "c"}]), st.just({"loc": BASE}), st.just([BASE])
+)
+_plain_objects = st.fixed_dictionaries(
+    {"loc": st.one_of(st.sampled_from([f"{BASE}a?x=1&y=2", f"{BASE}b", ""]), _json_texts)},
+    optional={
+        "lastmod": _plain_values,
+        "changefreq": _plain_values,
+        "priority": _plain_values,
+        "sitemap": _plain_values,
+        "images": _plain_images,
+    },
+)
+_odd_objects = st.one_of(
+    _plain_objects.map(lambda obj: {**obj, "news": {"title": "t"}}),
+    _plain_objects.map(lambda obj: {**obj, "loc": None}),
+    st.tuples(_plain_objects, _odd_values).map(lambda pair: {**pair[0], "priority": pair[1]}),
+    st.tuples(_plain_objects, _odd_images).map(lambda pair: {**pair[0], "images": pair[1]}),
+    _plain_objects.map(lambda obj: dict(reversed(obj.items()))),
+)
+
+
+_clean_texts = st.one_of(st.sampled_from(["", "2024-01-01", "daily", "0.5", "\u2028", "\x85"]), _plain_texts)
+_clean_objects = st.fixed_dictionaries(
+    {"loc": st.one_of(st.sampled_from([f"{BASE}a?x=1&y=2", f"{BASE}b", ""]), _clean_texts)},
+    optional={
+        "lastmod": st.one_of(_clean_texts, st.none()),
+        "changefreq": st.one_of(_clean_texts, st.none()),
+        "priority": st.one_of(_clean_texts, st.none()),
+        "sitemap": st.one_of(_clean_texts, st.none()),
+        "images": st.lists(st.fixed_dictionaries({"loc": st.one_of(_image_urls, _clean_texts)}), max_size=3),
+    },
+)
+
+
+@st.composite
+def _json_blocks(draw: st.DrawFn) -> list[str]:
+    """Blocks of JSONL lines: most laid out alike (the keys of the first line in its order, with other
+    values, one of the usual separators, no escapes), and in some of those one line that differs: other
+    keys or order, a number, an object, images given otherwise, escapes, other spacing, a blank line."""
+    separators = draw(st.sampled_from([(", ", ": "), (",", ":"), (",", ": "), (", ", ":")]))
+    first = draw(_clean_objects)
+    lines = []
+    for _ in range(draw(st.integers(1, 6))):
+        other = draw(_clean_objects)
+        obj = {k: other.get(k, first[k]) if k in ("loc", "images") else draw(_clean_texts) for k in first}
+        for key in first:
+            if key not in ("loc", "images") and not draw(st.integers(0, 4)):
+                obj[key] = None
+        lines.append(json.dumps(obj, separators=separators, ensure_ascii=False))
+    if draw(st.integers(0, 2)) == 0:  # one line that differs
+        odd = draw(st.one_of(_plain_objects, _odd_objects, _json_texts))
+        text = json.dumps(odd, separators=separators, ensure_ascii=draw(st.booleans()))
+        odd_line = draw(st.sampled_from([text, " " + text, "", json.dumps(odd)]))
+        lines.insert(draw(st.integers(0, len(lines))), odd_line)
+    return lines
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=_json_blocks(), columnar=st.booleans())
+def test_a_block_read_by_its_first_lines_layout_is_the_block_read_by_the_json_module(
+    lines: list[str], columnar: bool
+) -> None:
+    """Where the block's lines are laid out alike (and the layout reader takes them), it gives the block
+    that the JSON module's reading of each line gives, column for column; where it does not take them,
+    the JSON module reads them as before."""
+    from sitemapkit.generator.sources.jsonl import _objects, _plain_rows, _templated_rows
+
+    fast = _templated_rows(lines, 7, "s.jsonl", columnar)
+    if fast is None:
+        return
+    objs = _objects(lines)
+    assert objs is not None
+    slow = _plain_rows(objs, 7, "s.jsonl", columnar)
+    assert slow is not None
+    assert [list(column) for column in fast.columns] == [list(column) for column in slow.columns]
+    assert fast.images == slow.images
+    assert (fast.first, fast.record(0)) == (slow.first, slow.record(0))
+
+
+def test_the_layout_reader_takes_the_usual_blocks_and_leaves_the_others() -> None:
+    from sitemapkit.generator.sources.jsonl import _templated_rows
+
+    def takes(*lines: str, columnar: bool = True) -> bool:
+        return _templated_rows(list(lines), 1, "s", columnar) is not None
+
+    image = {"loc": BASE + "a", "lastmod": "2024-01-01", "images": [{"loc": BASE + "i.png"}]}
+    assert takes(json.dumps(image), json.dumps({**image, "loc": BASE + "b"}))
+    assert takes(json.dumps(image, separators=(",", ":")), json.dumps(image, separators=(",", ":")))
+    assert takes(json.dumps({"loc": BASE + "a", "images": []}), json.dumps({"loc": BASE + "b", "images": []}))
+    assert not takes('{"loc": "https://example.com/ä"}', '{"loc": "https://example.com/b", "lastmod": null}')
+    assert not takes(json.dumps(image), json.dumps(image), columnar=False)  # images: not for this reader
+    assert not takes(json.dumps({"loc": BASE + "a"}), json.dumps({"loc": BASE + "\u00e4"}))  # an escape
+    assert not takes(json.dumps({"loc": BASE, "priority": 0.5}))  # a number
+    assert not takes(json.dumps({"loc": BASE}), json.dumps({"loc": BASE}) + " ")
+    assert not takes(json.dumps({"loc": BASE}), "")
+    assert takes(
+        json.dumps({"loc": BASE, "lastmod": None}), json.dumps({"loc": BASE, "lastmod": "2024-01-01"})
+    )
+
+
+_url_parts = st.sampled_from(
+    ["https://", "http://", "HTTPS://", "a", "A", ".", "-", "/", "..", "/.", "?", "%", " "]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(urls=st.sets(st.lists(_url_parts | st.text(max_size=3), max_size=8).map("".join), max_size=6))
+@example(urls={"https://a./x"})  # each alone: one URL that the shared checks send one by one hides the rest
+@example(urls={"https://-a/x"})
+@example(urls={"https://a-/x"})
+@example(urls={"https://.a/x"})
+@example(urls={"https://a..b/x"})
+@example(urls={"https://a/x\nhttps://b/y"})
+@example(urls={"https://a/x/../y"})
+@example(urls={"https://a/x/./y"})
+@example(urls={"https://a/" + "x" * 2100})
+def test_image_urls_checked_at_once_are_those_checked_one_by_one(urls: set[str]) -> None:
+    from sitemapkit.generator.lanes import _canonical_image, _not_canonical_images
+
+    good = {f"https://example.com/i/{i}.png?x=a&b=c" for i in range(3)}
+    assert _not_canonical_images(good) == set()
+    assert _not_canonical_images(urls | good) == {url for url in urls if not _canonical_image(url)}
+    assert _not_canonical_images(urls) == {url for url in urls if not _canonical_image(url)}

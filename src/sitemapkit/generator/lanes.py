@@ -616,7 +616,7 @@ def _image_elements(
     row's take; the rows with an image URL not in normal form, or too many images, are added to `odd`
     (the general path reports them)."""
     distinct = set(chain.from_iterable(images))
-    bad = {url for url in distinct if not _canonical_image(url)}
+    bad = _not_canonical_images(distinct)
     if bad:
         odd.update(i for i, urls in enumerate(images) if not bad.isdisjoint(urls))
     counts = set(map(len, images))
@@ -645,6 +645,30 @@ def _escaped_cells(joined: str, cells: Sequence[str | None]) -> list[str]:
     if joined.count("\n") == len(cells) - 1:
         return joined.split("\n")
     return [escape_url(cell or "") for cell in cells]
+
+
+def _not_canonical_images(urls: set[str]) -> set[str]:
+    """The image URLs of `urls` that `normalize_url` would change or refuse (see `_canonical_image`): all
+    checked at once where none is (the usual case), else one by one."""
+    listed = list(urls)
+    joined = "\n".join(listed)
+    if (
+        _CANONICAL_LINES.fullmatch(joined) is not None
+        and joined.count("\n") == len(listed) - 1  # (no URL with a line feed of its own)
+        and "/." not in joined
+        and ".." not in joined
+        and max(map(len, listed), default=0) < MAX_URL_LENGTH
+    ):
+        return set()
+    return {url for url in listed if not _canonical_image(url)}
+
+
+_CANONICAL_LINES = re.compile(
+    r"(?:{0})(?:\n(?:{0}))*+".format(  # (the URL pattern twice)
+        r"https?://[a-z0-9]++(?:[.-]++[a-z0-9]++)*+/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*+"
+    )
+)
+"""Lines that each are a `CANONICAL_URL` (possessive: a line that is not fails without backtracking)."""
 
 
 def _canonical_image(url: str) -> bool:

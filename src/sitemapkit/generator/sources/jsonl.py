@@ -115,6 +115,13 @@ def read_jsonl(
     diagnostics."""
     warned: set[str] = set()
     for first, lines, _ in decoded_blocks(stream, fields, encoding):
+        block = _templated_rows(lines, first, fields.source, columnar)
+        if block is not None:
+            if columnar:
+                yield block
+            else:
+                yield from map(block.record, range(len(block.columns[0])))
+            continue
         objs = _objects(lines)
         if objs is not None:
             block = _plain_rows(objs, first, fields.source, columnar)
@@ -199,6 +206,119 @@ def _plain_rows(objs: list[Any], first: int, source: str, columnar: bool) -> Jso
 
 
 _TEXT_OR_NONE = frozenset({str, type(None)})
+
+# -- blocks of lines written alike --------------------------------------------------------------------------
+#
+# A program writes its JSONL lines alike: the same keys in the same order, the same spacing. When the first
+# line of a block is a plain object (see `_plain_rows`) whose values are strings or null, its layout gives a
+# regular expression for such lines, the values its groups; when every line of the block matches it, one
+# `findall` reads the block's columns, and the JSON module reads only the first line. A string with an
+# escape, a number, other keys or another order or spacing, a line that does not match: the block is read
+# as before (`_objects`, `_plain_rows`), to the same records.
+
+_TEXT = r'"([^"\\\x00-\x1f]*)"'
+"""A JSON string without escapes (an escape, or a control character, which JSON refuses raw, never
+matches), its text the group."""
+_TEXT_OR_NULL = r'(?:"([^"\\\x00-\x1f]*)"|(null))'
+_IMAGE_URL = r'"[^"\\\x00-\x1f]+"'
+_SEPARATORS = ((", ", ": "), (",", ":"), (",", ": "), (", ", ":"))
+"""Between items, and between a key and its value: Python's `json.dumps` and others, then the compact form."""
+_LAYOUTS: dict[tuple[str, ...], re.Pattern[str]] = {}
+_IMAGE_URLS = {pair: re.compile(re.escape(f'"loc"{pair}"') + r'([^"\\\x00-\x1f]+)"') for pair in (": ", ":")}
+"""The URLs in the text of an `images` array `_layout` matched (by the separator between key and value)."""
+
+
+def _layout(keys: tuple[str, ...], item: str, pair: str, one_image: bool = False) -> re.Pattern[str]:
+    """The pattern of a line that is an object of `keys` in this order, laid out with these separators (with
+    `one_image`, its `images` one image, its URL the group; else the text inside the array is)."""
+    signature = (item, pair, str(one_image), *keys)
+    pattern = _LAYOUTS.get(signature)
+    if pattern is None:
+        parts = []
+        for key in keys:
+            if key == "images" and one_image:
+                value = r"\[\{" + re.escape(f'"loc"{pair}') + '"(' + _IMAGE_URL[1:-1] + r')"\}\]'
+            elif key == "images":
+                image = r"\{" + re.escape(f'"loc"{pair}') + _IMAGE_URL + r"\}"
+                value = rf"\[((?:{image}(?:{re.escape(item)}{image})*)?)\]"
+            else:
+                value = _TEXT if key == "loc" else _TEXT_OR_NULL
+            parts.append(re.escape(f'"{key}"{pair}') + value)
+        pattern = re.compile(r"^\{" + re.escape(item).join(parts) + r"\}$", re.MULTILINE)
+        if len(_LAYOUTS) < 64:
+            _LAYOUTS[signature] = pattern
+    return pattern
+
+
+def _templated_rows(lines: Sequence[str], first: int, source: str, columnar: bool) -> JsonBlock | None:
+    """The block `_plain_rows` gives for `lines`, read by one regular expression made from the layout of the
+    first line (see above), or None where that cannot be done."""
+    if not lines:
+        return None
+    try:
+        obj = json.loads(lines[0])
+    except (ValueError, RecursionError):
+        return None
+    if type(obj) is not dict or not obj.keys() <= _PLAIN_KEYS or type(obj.get("loc")) is not str:
+        return None
+    if "images" in obj and not columnar:
+        return None
+    keys = tuple(obj)
+    head = lines[0]
+    for item, pair in _SEPARATORS:
+        pattern = _layout(keys, item, pair)
+        if pattern.fullmatch(head) is not None:
+            break
+    else:
+        return None  # a number, an escape, a duplicate key, other spacing
+    text = "\n".join(lines)
+    n = len(lines)
+    one_image = type(obj.get("images")) is list and len(obj["images"]) == 1
+    rows = _layout(keys, item, pair, one_image=True).findall(text) if one_image else []
+    one_image = len(rows) == n  # an image on every line (else the arrays are read apart)
+    if not one_image:
+        rows = pattern.findall(text)
+        if len(rows) != n:  # (one match a line at most: each is anchored at both ends of a line)
+            return None
+    cells = list(zip(*rows, strict=True)) if rows and isinstance(rows[0], tuple) else [rows]
+    none: list[str | None] = [None] * n
+    columns: dict[str, Sequence[str | None]] = {}
+    images: list[tuple[str, ...]] | None = None
+    at = 0
+    for key in keys:
+        if key == "loc":
+            columns[key] = list(cells[at])
+            at += 1
+        elif key == "images":
+            images = list(zip(cells[at])) if one_image else _images_of(cells[at], n, _IMAGE_URLS[pair])
+            at += 1
+        else:
+            texts, nulls = cells[at], cells[at + 1]
+            at += 2
+            columns[key] = (
+                [None if null else text for text, null in zip(texts, nulls, strict=True)]
+                if "null" in nulls
+                else list(texts)
+            )
+    locs = columns["loc"]
+    if images is not None and not all(loc for loc, urls in zip(locs, images, strict=True) if urls):
+        return None  # images of an empty loc: read one by one
+    return JsonBlock([locs, *(columns.get(name, none) for name in FIELDS)], images, first, source)
+
+
+def _images_of(arrays: Sequence[str], n: int, find: re.Pattern[str]) -> list[tuple[str, ...]]:
+    """Each line's image URLs, from the text inside its `images` array (matched by `_layout`: items
+    `{"loc": "URL"}`, each URL a string without escapes; `find` finds the URLs)."""
+    urls = find.findall("\n".join(arrays))
+    if len(urls) == n and "" not in arrays:  # one image a line (the usual case)
+        return list(zip(urls))
+    images: list[tuple[str, ...]] = []
+    at = 0
+    for text in arrays:
+        k = text.count('"loc"')  # (a URL holds no quote)
+        images.append(tuple(urls[at : at + k]))
+        at += k
+    return images
 
 
 def _jsonl_item(
