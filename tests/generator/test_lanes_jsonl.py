@@ -83,8 +83,19 @@ def test_the_scan_finds_the_key_cut_by_a_block_end_and_spelled_with_escapes(tmp_
     for cut in range(1, len(key)):
         path = tmp_path / f"cut{cut}.jsonl"
         filler = b" " * ((1 << 20) - cut)  # the key starts `cut` bytes before the first block's end
-        path.write_bytes(b"{" + filler[1:] + key + b": []}\n")
+        path.write_bytes(b"{" + filler[1:] + key + b': [{"hreflang": "en", "href": "x"}]}\n')
         assert jsonl_may_have_alternates(str(path)), cut
+    for empty in (b"[]", b"[ ]", b"null", b" \t[]"):  # (as `parse` writes a URL without alternates)
+        path = tmp_path / "empty.jsonl"
+        path.write_bytes(b'{"loc": "https://example.com/", "alternates": ' + empty + b"}\n" * 3)
+        assert not jsonl_may_have_alternates(str(path)), empty
+        path.write_bytes(path.read_bytes() + b'{"loc": "https://example.com/", "alternates": [{}]}\n')
+        assert jsonl_may_have_alternates(str(path)), empty
+    head = b'{"alternates": '
+    for cut in range(4):  # an empty value that the block's end cuts counts as some (the scan cannot tell)
+        path = tmp_path / f"value{cut}.jsonl"
+        path.write_bytes(b" " * ((1 << 20) - len(head) - cut) + head + b"[ ]}\n")
+        assert jsonl_may_have_alternates(str(path)) == (cut < 3), cut
     escaped = tmp_path / "escaped.jsonl"
     escaped.write_bytes(b'{"loc": "https://example.com/", "\\u0061lternates": []}\n')
     assert jsonl_may_have_alternates(str(escaped))
@@ -271,6 +282,9 @@ _plain_objects = st.fixed_dictionaries(
 )
 _odd_objects = st.one_of(
     _plain_objects.map(lambda obj: {**obj, "news": {"title": "t"}}),
+    _plain_objects.map(lambda obj: {**obj, "alternates": [{"hreflang": "en", "href": BASE}]}),
+    _plain_objects.map(lambda obj: {**obj, "videos": [{}], "lastmod": True}),
+    _plain_objects.map(lambda obj: {**obj, "priority": 1e400}),
     _plain_objects.map(lambda obj: {**obj, "loc": None}),
     st.tuples(_plain_objects, _odd_values).map(lambda pair: {**pair[0], "priority": pair[1]}),
     st.tuples(_plain_objects, _odd_images).map(lambda pair: {**pair[0], "images": pair[1]}),
@@ -279,13 +293,18 @@ _odd_objects = st.one_of(
 
 
 _clean_texts = st.one_of(st.sampled_from(["", "2024-01-01", "daily", "0.5", "\u2028", "\x85"]), _plain_texts)
+_field_values = st.one_of(_clean_texts, _clean_texts, st.none(), st.floats(0, 1), st.integers(-1, 2))
+_empty_extensions = st.sampled_from([[], None])
 _clean_objects = st.fixed_dictionaries(
     {"loc": st.one_of(st.sampled_from([f"{BASE}a?x=1&y=2", f"{BASE}b", ""]), _clean_texts)},
     optional={
-        "lastmod": st.one_of(_clean_texts, st.none()),
-        "changefreq": st.one_of(_clean_texts, st.none()),
-        "priority": st.one_of(_clean_texts, st.none()),
-        "sitemap": st.one_of(_clean_texts, st.none()),
+        "lastmod": _field_values,
+        "changefreq": _field_values,
+        "priority": _field_values,
+        "sitemap": _field_values,
+        "videos": _empty_extensions,
+        "news": st.none(),
+        "alternates": _empty_extensions,
         "images": st.lists(st.fixed_dictionaries({"loc": st.one_of(_image_urls, _clean_texts)}), max_size=3),
     },
 )
@@ -301,15 +320,20 @@ def _json_blocks(draw: st.DrawFn) -> list[str]:
     lines = []
     for _ in range(draw(st.integers(1, 6))):
         other = draw(_clean_objects)
-        obj = {k: other.get(k, first[k]) if k in ("loc", "images") else draw(_clean_texts) for k in first}
+        obj = {}
         for key in first:
-            if key not in ("loc", "images") and not draw(st.integers(0, 4)):
-                obj[key] = None
+            if key in ("loc", "images"):
+                obj[key] = other.get(key, first[key])
+            elif key in ("videos", "alternates"):
+                obj[key] = draw(_empty_extensions)
+            else:
+                obj[key] = draw(_field_values) if key != "news" else None
         lines.append(json.dumps(obj, separators=separators, ensure_ascii=False))
     if draw(st.integers(0, 2)) == 0:  # one line that differs
         odd = draw(st.one_of(_plain_objects, _odd_objects, _json_texts))
         text = json.dumps(odd, separators=separators, ensure_ascii=draw(st.booleans()))
-        odd_line = draw(st.sampled_from([text, " " + text, "", json.dumps(odd)]))
+        huge = '{"loc": "https://example.com/", "priority": ' + "1" * 5000 + "}"  # (the JSON module refuses)
+        odd_line = draw(st.sampled_from([text, " " + text, "", json.dumps(odd), huge]))
         lines.insert(draw(st.integers(0, len(lines))), odd_line)
     return lines
 
@@ -349,7 +373,12 @@ def test_the_layout_reader_takes_the_usual_blocks_and_leaves_the_others() -> Non
     assert not takes('{"loc": "https://example.com/ä"}', '{"loc": "https://example.com/b", "lastmod": null}')
     assert not takes(json.dumps(image), json.dumps(image), columnar=False)  # images: not for this reader
     assert not takes(json.dumps({"loc": BASE + "a"}), json.dumps({"loc": BASE + "\u00e4"}))  # an escape
-    assert not takes(json.dumps({"loc": BASE, "priority": 0.5}))  # a number
+    assert takes(json.dumps({"loc": BASE, "priority": 0.5}), json.dumps({"loc": BASE, "priority": 1}))
+    assert not takes(json.dumps({"loc": BASE, "priority": True}))  # (`True` as text: read one by one)
+    parsed = {"loc": BASE, "lastmod": "2024-01-01", "priority": 0.6, "sitemap": BASE + "s.xml", "images": []}
+    parsed |= {"videos": [], "news": None, "alternates": []}  # a line as `sitemapkit parse` writes it
+    assert takes(json.dumps(parsed, separators=(",", ":")), json.dumps(parsed, separators=(",", ":")))
+    assert not takes(json.dumps(parsed), json.dumps({**parsed, "videos": [{"title": "t"}]}))
     assert not takes(json.dumps({"loc": BASE}), json.dumps({"loc": BASE}) + " ")
     assert not takes(json.dumps({"loc": BASE}), "")
     assert takes(

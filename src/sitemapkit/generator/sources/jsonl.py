@@ -39,9 +39,15 @@ _ALTERNATES_KEY = re.compile(rb'"alternates"|\\u00[2-7][0-9A-Fa-f]')
 spelled `"\\u0061lternates"`, which JSON writers never do for a plain letter)."""
 
 
+_SOME_ALTERNATES = re.compile(rb'"alternates"[ \t\r\n]*:[ \t\r\n]*+(?!\[[ \t\r\n]*\]|null)')
+"""An `alternates` key whose value is not an empty list or null (which give none, as `sitemapkit parse`
+writes for every URL without alternates); a value cut by the end of a block counts as one that gives some."""
+
+
 def jsonl_may_have_alternates(name: str, encoding: str | None = None) -> bool:
     """Whether the JSONL file `name` may give some URL alternates (hreflang), which the writer then completes
-    into groups: found by a scan of its bytes; True where it cannot be told: standard input or anything
+    into groups: found by a scan of its bytes for an `alternates` key whose value is not `[]` or `null`;
+    True where it cannot be told: standard input or anything
     else that is not a regular file (a named pipe cannot be read twice), a text encoding other than UTF-8
     (its bytes may spell the key otherwise), a file that cannot be read (reading it reports why)."""
     if name == "-":
@@ -55,7 +61,9 @@ def jsonl_may_have_alternates(name: str, encoding: str | None = None) -> bool:
         with open_input(name) as stream:
             while block := stream.read(1 << 20):
                 data = tail + block
-                if b'"alternates"' in data or (b"\\u00" in data and _ALTERNATES_KEY.search(data)):
+                if b'"alternates"' in data and _SOME_ALTERNATES.search(data):
+                    return True
+                if b"\\u00" in data and _ALTERNATES_KEY.search(data):
                     return True
                 tail = block[-11:]  # (a match the block's end cuts: within its last 11 bytes)
     except (OSError, EOFError, zlib.error, InputError, LookupError):
@@ -172,6 +180,7 @@ def _objects(lines: Sequence[str]) -> list[Any] | None:
 
 
 _PLAIN_KEYS = frozenset({"loc", "sitemap", *FIELDS, "images"})
+_OTHER_EXTENSIONS = frozenset({"videos", "news", "alternates"})
 
 
 def _plain_rows(objs: list[Any], first: int, source: str, columnar: bool) -> JsonBlock | None:
@@ -181,7 +190,11 @@ def _plain_rows(objs: list[Any], first: int, source: str, columnar: bool) -> Jso
     if set(map(type, objs)) != {dict}:
         return None
     keys = set(itertools.chain.from_iterable(objs))
-    if not keys <= _PLAIN_KEYS or (not columnar and "images" in keys):
+    if not keys <= _PLAIN_KEYS:  # other extensions, where every line's is empty ([] or null), give none
+        empty = keys - _PLAIN_KEYS
+        if not empty <= _OTHER_EXTENSIONS or any(obj.get(key) for key in empty for obj in objs):
+            return None
+    if not columnar and "images" in keys:
         return None
     locs = [obj.get("loc") for obj in objs]
     if set(map(type, locs)) != {str}:
@@ -219,35 +232,62 @@ _TEXT_OR_NONE = frozenset({str, type(None)})
 _TEXT = r'"([^"\\\x00-\x1f]*)"'
 """A JSON string without escapes (an escape, or a control character, which JSON refuses raw, never
 matches), its text the group."""
-_TEXT_OR_NULL = r'(?:"([^"\\\x00-\x1f]*)"|(null))'
+_VALUE = r'(?:"([^"\\\x00-\x1f]*)"|(null)|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?))'
+"""A field's value: a string without escapes, null or a number (the groups: the text, `null`, the number)."""
 _IMAGE_URL = r'"[^"\\\x00-\x1f]+"'
 _SEPARATORS = ((", ", ": "), (",", ":"), (",", ": "), (", ", ":"))
 """Between items, and between a key and its value: Python's `json.dumps` and others, then the compact form."""
 _LAYOUTS: dict[tuple[str, ...], re.Pattern[str]] = {}
 _IMAGE_URLS = {pair: re.compile(re.escape(f'"loc"{pair}"') + r'([^"\\\x00-\x1f]+)"') for pair in (": ", ":")}
 """The URLs in the text of an `images` array `_layout` matched (by the separator between key and value)."""
+_FIELD_TYPES = frozenset({str, type(None), int, float})
 
 
 def _layout(keys: tuple[str, ...], item: str, pair: str, one_image: bool = False) -> re.Pattern[str]:
     """The pattern of a line that is an object of `keys` in this order, laid out with these separators (with
-    `one_image`, its `images` one image, its URL the group; else the text inside the array is)."""
+    `one_image`, its `images` one image, its URL the group; else the text inside the array is). A key of
+    another extension is given with its value, `[]` or `null` (as `videos=[]`): the line must have that."""
     signature = (item, pair, str(one_image), *keys)
     pattern = _LAYOUTS.get(signature)
     if pattern is None:
         parts = []
         for key in keys:
-            if key == "images" and one_image:
+            name, _, empty = key.partition("=")
+            if empty:
+                value = re.escape(empty)
+            elif key == "images" and one_image:
                 value = r"\[\{" + re.escape(f'"loc"{pair}') + '"(' + _IMAGE_URL[1:-1] + r')"\}\]'
             elif key == "images":
                 image = r"\{" + re.escape(f'"loc"{pair}') + _IMAGE_URL + r"\}"
                 value = rf"\[((?:{image}(?:{re.escape(item)}{image})*)?)\]"
             else:
-                value = _TEXT if key == "loc" else _TEXT_OR_NULL
-            parts.append(re.escape(f'"{key}"{pair}') + value)
+                value = _TEXT if key == "loc" else _VALUE
+            parts.append(re.escape(f'"{name}"{pair}') + value)
         pattern = re.compile(r"^\{" + re.escape(item).join(parts) + r"\}$", re.MULTILINE)
         if len(_LAYOUTS) < 64:
             _LAYOUTS[signature] = pattern
     return pattern
+
+
+def _layout_keys(obj: Any, columnar: bool) -> tuple[str, ...] | None:
+    """The keys of `_layout` for lines like the object `obj`, or None where `_plain_rows` would not take it
+    (or `_layout` could not give its values)."""
+    if type(obj) is not dict or type(obj.get("loc")) is not str:
+        return None
+    keys: list[str] = []
+    for key, value in obj.items():
+        if key in _OTHER_EXTENSIONS:
+            if value is None or value == []:  # (a list, not a tuple: JSON gives lists)
+                keys.append(f"{key}={'null' if value is None else '[]'}")
+                continue
+            return None
+        if key == "images":
+            if not columnar:
+                return None
+        elif key not in _PLAIN_KEYS or (key != "loc" and type(value) not in _FIELD_TYPES):
+            return None
+        keys.append(key)
+    return tuple(keys)
 
 
 def _templated_rows(lines: Sequence[str], first: int, source: str, columnar: bool) -> JsonBlock | None:
@@ -259,18 +299,16 @@ def _templated_rows(lines: Sequence[str], first: int, source: str, columnar: boo
         obj = json.loads(lines[0])
     except (ValueError, RecursionError):
         return None
-    if type(obj) is not dict or not obj.keys() <= _PLAIN_KEYS or type(obj.get("loc")) is not str:
+    keys = _layout_keys(obj, columnar)
+    if keys is None:
         return None
-    if "images" in obj and not columnar:
-        return None
-    keys = tuple(obj)
     head = lines[0]
     for item, pair in _SEPARATORS:
         pattern = _layout(keys, item, pair)
         if pattern.fullmatch(head) is not None:
             break
     else:
-        return None  # a number, an escape, a duplicate key, other spacing
+        return None  # an escape, a duplicate key, images given otherwise, other spacing
     text = "\n".join(lines)
     n = len(lines)
     one_image = type(obj.get("images")) is list and len(obj["images"]) == 1
@@ -292,18 +330,36 @@ def _templated_rows(lines: Sequence[str], first: int, source: str, columnar: boo
         elif key == "images":
             images = list(zip(cells[at])) if one_image else _images_of(cells[at], n, _IMAGE_URLS[pair])
             at += 1
-        else:
-            texts, nulls = cells[at], cells[at + 1]
-            at += 2
-            columns[key] = (
-                [None if null else text for text, null in zip(texts, nulls, strict=True)]
-                if "null" in nulls
-                else list(texts)
-            )
+        elif "=" not in key:
+            column = _field(*cells[at : at + 3])
+            if column is None:
+                return None
+            columns[key] = column
+            at += 3
     locs = columns["loc"]
     if images is not None and not all(loc for loc, urls in zip(locs, images, strict=True) if urls):
         return None  # images of an empty loc: read one by one
     return JsonBlock([locs, *(columns.get(name, none) for name in FIELDS)], images, first, source)
+
+
+def _field(texts: Sequence[str], nulls: Sequence[str], numbers: Sequence[str]) -> list[str | None] | None:
+    """A field's column as `_plain_rows` makes it (a number as the text `str` gives its value), from the
+    groups of `_VALUE`; None for a number the JSON module refuses (it says why)."""
+    if not any(numbers):
+        if "null" not in nulls:
+            return list(texts)
+        return [None if null else text for text, null in zip(texts, nulls, strict=True)]
+    decoded: dict[str, str] = {"": ""}
+    for number in set(numbers):
+        if number not in decoded:
+            try:
+                decoded[number] = str(json.loads(number))
+            except ValueError:  # (an integer of more than 4,300 digits)
+                return None
+    return [
+        decoded[number] if number else None if null else text
+        for text, null, number in zip(texts, nulls, numbers, strict=True)
+    ]
 
 
 def _images_of(arrays: Sequence[str], n: int, find: re.Pattern[str]) -> list[tuple[str, ...]]:
