@@ -412,7 +412,10 @@ class SitemapWriter:
         if self._groups is not None:
             self._groups.add(ready, render_url(ready, text), needs, key)  # written at close, group complete
             return True
-        return self._write(render_url(ready, text).encode("utf-8"), needs, key, lastmod, ready)
+        data = render_url(ready, text).encode("utf-8")
+        if self.parts.add(data, needs, key, lastmod, ready.news is not None):  # (_write, one call less)
+            return True
+        return self._write(data, needs, key, lastmod, ready)
 
     def add_record(self, record: TextRecord) -> bool:
         """Add one URL given as text fields, as an input file spells them (bad optional fields are
