@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import tempfile
 from pathlib import Path
@@ -213,5 +214,7 @@ def test_a_lastmods_text_and_key_made_once_are_those_made_apart(value: dt.date) 
         value = value.replace(tzinfo=dt.UTC)
     text, key = _text_and_key(value)
     assert key == _key(value)
+    assert _text_and_key(value) == (text, key)  # (the same object again: from the cache)
+    assert _text_and_key(copy.copy(value)) == (text, key)  # an equal one
     entry = UrlEntry("https://example.com/", value)
     assert render_url(entry, text) == render_url(entry)

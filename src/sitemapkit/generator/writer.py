@@ -718,23 +718,37 @@ class SitemapWriter:
 
 def _text_and_key(value: Lastmod) -> tuple[str | None, str]:
     """A lastmod's text as `render_url` writes it (None: left to it) and its time key (`_key`), the text
-    made once for the usual lastmods (a date, a time in UTC)."""
+    made once for the usual lastmods (a date, an aware date-time). The same object again (the parser gives
+    one object for a text it read lately: inputs repeat their dates) is answered from a cache."""
+    made = _MADE.get(id(value))
+    if made is not None and made[0] is value:  # (the cache holds the object, so its id is not reused)
+        return made[1], made[2]
     kind = type(value)
+    text: str | None = None
     if kind is dt.datetime and 1000 < value.year < 9999:
         when = cast("dt.datetime", value)
         zone = when.tzinfo
         if zone is _UTC:  # (the parser's zone for `Z` and `+00:00`)
             text = when.isoformat()
-            return text, text[:-6]  # less `+00:00`: the seconds, and the microseconds if any
-        if zone is not None and when.utcoffset() is not None:  # (a year from 1001 to 9998 stays one in UTC)
-            return when.isoformat(), when.astimezone(_UTC).isoformat()[:-6]
+            key = text[:-6]  # less `+00:00`: the seconds, and the microseconds if any
+        elif zone is not None and when.utcoffset() is not None:  # (a year from 1001 to 9998 stays one in UTC)
+            text, key = when.isoformat(), when.astimezone(_UTC).isoformat()[:-6]
+        else:
+            key = _key(value)
     elif kind is dt.date and value.year >= 1000:
         text = value.isoformat()
-        return text, text + "T00:00:00"
-    return None, _key(value)
+        key = text + "T00:00:00"
+    else:
+        key = _key(value)
+    if len(_MADE) >= 1024:
+        _MADE.clear()
+    _MADE[id(value)] = (value, text, key)
+    return text, key
 
 
 _UTC = dt.UTC
+_MADE: dict[int, tuple[Lastmod, str | None, str]] = {}
+"""`_text_and_key` of the lastmod objects met lately, by identity (a date-time's hash is slow to compute)."""
 
 
 def _key(value: Lastmod) -> str:
