@@ -313,3 +313,37 @@ def test_a_build_config_declares_parquet_sources(tmp_path: Path) -> None:
     config.write_text(head + '\n[[source]]\ntype = "parquet"\npath = "urls.txt"\n', "utf-8")
     with pytest.raises(InputError, match=r"is read as list .*not parquet"):
         build(config)
+
+
+def test_a_harvest_dataset_without_alternates_takes_the_lanes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`harvest` writes an `alternates` column always: only one with some alternates in it asks for hreflang
+    completion (which holds every entry back and writes them the general way); the output is the same."""
+    from sitemapkit.generator.sources.parquet import has_alternates
+    from sitemapkit.generator.writer import SitemapWriter
+
+    urls = tmp_path / "harvest" / "urls"
+    urls.mkdir(parents=True)
+    _harvest_part(
+        urls / "part-0-1.parquet", "https://e.com/", [UrlEntry(f"https://e.com/p{i}") for i in range(50)]
+    )
+    _harvest_part(
+        urls / "part-0-2.parquet", "https://e.com/", [UrlEntry(f"https://e.com/q{i}") for i in range(50)]
+    )
+    assert not has_alternates(str(urls))
+    general: list[str] = []
+    add_record = SitemapWriter.add_record
+
+    def counted(self: SitemapWriter, record: Any) -> bool:
+        general.append(record.loc)
+        return add_record(self, record)
+
+    monkeypatch.setattr(SitemapWriter, "add_record", counted)
+    generate([str(urls)], tmp_path / "auto", BASE)
+    assert general == []  # every row through the lane
+    generate([str(urls)], tmp_path / "complete", BASE, hreflang="complete")
+    assert len(general) == 100 and files(tmp_path / "auto") == files(tmp_path / "complete")
+    pair = (Alternate("en", "https://e.com/r"), Alternate("fr", "https://e.com/fr/r"))
+    _harvest_part(urls / "part-0-3.parquet", "https://e.com/", [UrlEntry("https://e.com/r", alternates=pair)])
+    assert has_alternates(str(urls))  # (in the last part)

@@ -65,10 +65,12 @@ def is_parquet(name: str) -> bool:
 
 
 def has_alternates(name: str) -> bool:
-    """Whether the Parquet file (or a part file of the folder) `name` has an `alternates` column, which may
-    carry hreflang groups to complete; False when it cannot be told (reading it reports why)."""
+    """Whether the Parquet file (or a part file of the folder) `name` has an `alternates` column with some
+    alternates in it (hreflang groups to complete; `harvest` and `parse` write the column always, empty where
+    a site has none: only that column is read to tell); False when it cannot be told (reading it reports
+    why)."""
     try:
-        _, _, pq = _arrow()
+        pa, pc, pq = _arrow()
     except UsageError:
         return False
     path = Path(name)
@@ -77,7 +79,16 @@ def has_alternates(name: str) -> bool:
             names = pq.read_schema(part).names
         except Exception:  # not Parquet, unreadable: reported when it is read
             return False
-        if "alternates" in (n.strip().lower() for n in names):
+        column = next((n for n in names if n.strip().lower() == "alternates"), None)
+        if column is None:
+            continue
+        try:
+            values = pq.read_table(part, columns=[column]).column(0)
+            if not pa.types.is_list(values.type) and not pa.types.is_large_list(values.type):
+                return True  # not as harvest writes it: reading it says what it holds
+            if (pc.max(pc.list_value_length(values)).as_py() or 0) > 0:
+                return True
+        except Exception:  # (reading the rows reports why)
             return True
     return False
 
