@@ -91,6 +91,11 @@ def test_the_scan_finds_the_key_cut_by_a_block_end_and_spelled_with_escapes(tmp_
         assert not jsonl_may_have_alternates(str(path)), empty
         path.write_bytes(path.read_bytes() + b'{"loc": "https://example.com/", "alternates": [{}]}\n')
         assert jsonl_may_have_alternates(str(path)), empty
+    real = b'{"loc": "https://example.com/en", "alternates"  :  [{"hreflang": "en", "href": "x"}]}\n'
+    for cut in range(real.index(b"alternates"), real.index(b"hreflang")):  # the block's end anywhere there
+        path = tmp_path / f"real{cut}.jsonl"
+        path.write_bytes(b" " * ((1 << 20) - cut) + real)
+        assert jsonl_may_have_alternates(str(path)), cut
     head = b'{"alternates": '
     for cut in range(4):  # an empty value that the block's end cuts counts as some (the scan cannot tell)
         path = tmp_path / f"value{cut}.jsonl"

@@ -39,9 +39,10 @@ _ALTERNATES_KEY = re.compile(rb'"alternates"|\\u00[2-7][0-9A-Fa-f]')
 spelled `"\\u0061lternates"`, which JSON writers never do for a plain letter)."""
 
 
-_SOME_ALTERNATES = re.compile(rb'"alternates"[ \t\r\n]*:[ \t\r\n]*+(?!\[[ \t\r\n]*\]|null)')
+_SOME_ALTERNATES = re.compile(rb'"alternates"[ \t\r\n]*+(?::[ \t\r\n]*+(?!\[[ \t\r\n]*\]|null)|\Z)')
 """An `alternates` key whose value is not an empty list or null (which give none, as `sitemapkit parse`
-writes for every URL without alternates); a value cut by the end of a block counts as one that gives some."""
+writes for every URL without alternates). A key whose colon or value the end of the bytes read so far cuts
+counts as one that gives some (only the last bytes of a block are kept for the next)."""
 
 
 def jsonl_may_have_alternates(name: str, encoding: str | None = None) -> bool:
@@ -65,7 +66,8 @@ def jsonl_may_have_alternates(name: str, encoding: str | None = None) -> bool:
                     return True
                 if b"\\u00" in data and _ALTERNATES_KEY.search(data):
                     return True
-                tail = block[-11:]  # (a match the block's end cuts: within its last 11 bytes)
+                tail = block[-11:]  # (a key the block's end cuts: within its last 11 bytes; one cut after
+                # its last byte, before its value is known, matched at the block's end above)
     except (OSError, EOFError, zlib.error, InputError, LookupError):
         return True
     return False
