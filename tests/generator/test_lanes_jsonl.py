@@ -104,6 +104,12 @@ def test_the_scan_finds_the_key_cut_by_a_block_end_and_spelled_with_escapes(tmp_
     escaped = tmp_path / "escaped.jsonl"
     escaped.write_bytes(b'{"loc": "https://example.com/", "\\u0061lternates": []}\n')
     assert jsonl_may_have_alternates(str(escaped))
+    go = tmp_path / "go.jsonl"  # Go's writer escapes `&`: not a letter of the key
+    go.write_bytes(b'{"loc": "https://example.com/?a=1\\u0026b=2", "alternates": []}\n')
+    assert not jsonl_may_have_alternates(str(go))
+    for spelled in (b"\\u0061lternates", b"alt\\u0065rnates", b"a\\u006Cternates"):
+        escaped.write_bytes(b'{"loc": "https://example.com/", "' + spelled + b'": []}\n')
+        assert jsonl_may_have_alternates(str(escaped)), spelled
     accented = write(tmp_path / "accented.jsonl", [{"loc": f"{BASE}caf\u00e9"}])  # \u00e9: not a key letter
     assert b"\\u00e9" in accented.read_bytes() and not jsonl_may_have_alternates(str(accented))
     assert jsonl_may_have_alternates("-")  # standard input cannot be read twice: it counts

@@ -34,9 +34,10 @@ from sitemapkit.reader.export import entry_from_dict
 
 __all__ = ["JsonBlock", "jsonl_may_have_alternates", "read_extension", "read_jsonl"]
 
-_ALTERNATES_KEY = re.compile(rb'"alternates"|\\u00[2-7][0-9A-Fa-f]')
-"""What a JSONL file holding an `alternates` key has: the key, or an escaped ASCII character (a key may be
-spelled `"\\u0061lternates"`, which JSON writers never do for a plain letter)."""
+_ALTERNATES_KEY = re.compile(rb"\\u00(?:6[15CEce]|7[234])")
+"""What a JSONL file holding an `alternates` key spelled with an escape has (`"\\u0061lternates"`, which JSON
+writers never do for a plain letter): an escaped letter of the key (not any escaped ASCII character: Go's
+writer escapes every `&`, `<` and `>`). The key as it stands is `_SOME_ALTERNATES`'s."""
 
 
 _SOME_ALTERNATES = re.compile(rb'"alternates"[ \t\r\n]*+(?::[ \t\r\n]*+(?!\[[ \t\r\n]*\]|null)|\Z)')
