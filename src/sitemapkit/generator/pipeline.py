@@ -316,20 +316,8 @@ class Pipeline:
                     images.append(new_image(url))  # (the usual image, its loc alone: made without __init__)
                 else:
                     images.append(Image(url, image.caption, image.title, image.geo_location, image.license))
-        if not (entry.videos or entry.alternates):
-            if not changed:
-                return entry  # images only, already normalised: no copy
-            return new_url_entry(
-                entry.loc,
-                entry.lastmod,
-                entry.changefreq,
-                entry.priority,
-                entry.sitemap,
-                entry.line,
-                tuple(images),
-                entry.lastmod_text,
-                news=entry.news,
-            )
+        if not (entry.videos or entry.alternates):  # images only (the usual extension)
+            return with_extensions(entry, {"images": tuple(images)}) if changed else entry
         videos: list[Video] = []
         for video in entry.videos:
             changes: dict[str, str | None] = {}
