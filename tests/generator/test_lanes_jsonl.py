@@ -281,16 +281,20 @@ _plain_images = st.lists(st.fixed_dictionaries({"loc": _image_urls}), max_size=3
 _odd_images = st.one_of(
     st.none(), st.just([{"loc": BASE + "i.png", "caption": "c"}]), st.just({"loc": BASE}), st.just([BASE])
 )
-_plain_objects = st.fixed_dictionaries(
-    {"loc": st.one_of(st.sampled_from([f"{BASE}a?x=1&y=2", f"{BASE}b", ""]), _json_texts)},
-    optional={
-        "lastmod": _plain_values,
-        "changefreq": _plain_values,
-        "priority": _plain_values,
-        "sitemap": _plain_values,
-        "images": _plain_images,
-    },
-)
+
+
+def _objects(
+    texts: st.SearchStrategy[str], values: st.SearchStrategy[Any], images: st.SearchStrategy[Any], **more: Any
+) -> st.SearchStrategy[dict[str, Any]]:
+    """JSONL objects: a `loc`, and maybe the fields (each one of `values`), images and the keys of `more`."""
+    fields = dict.fromkeys(("lastmod", "changefreq", "priority", "sitemap"), values)
+    return st.fixed_dictionaries(
+        {"loc": st.one_of(st.sampled_from([f"{BASE}a?x=1&y=2", f"{BASE}b", ""]), texts)},
+        optional={**fields, "images": images, **more},
+    )
+
+
+_plain_objects = _objects(_json_texts, _plain_values, _plain_images)
 _odd_objects = st.one_of(
     _plain_objects.map(lambda obj: {**obj, "news": {"title": "t"}}),
     _plain_objects.map(lambda obj: {**obj, "alternates": [{"hreflang": "en", "href": BASE}]}),
@@ -306,18 +310,13 @@ _odd_objects = st.one_of(
 _clean_texts = st.one_of(st.sampled_from(["", "2024-01-01", "daily", "0.5", "\u2028", "\x85"]), _plain_texts)
 _field_values = st.one_of(_clean_texts, _clean_texts, st.none(), st.floats(0, 1), st.integers(-1, 2))
 _empty_extensions = st.sampled_from([[], None])
-_clean_objects = st.fixed_dictionaries(
-    {"loc": st.one_of(st.sampled_from([f"{BASE}a?x=1&y=2", f"{BASE}b", ""]), _clean_texts)},
-    optional={
-        "lastmod": _field_values,
-        "changefreq": _field_values,
-        "priority": _field_values,
-        "sitemap": _field_values,
-        "videos": _empty_extensions,
-        "news": st.none(),
-        "alternates": _empty_extensions,
-        "images": st.lists(st.fixed_dictionaries({"loc": st.one_of(_image_urls, _clean_texts)}), max_size=3),
-    },
+_clean_objects = _objects(
+    _clean_texts,
+    _field_values,
+    st.lists(st.fixed_dictionaries({"loc": st.one_of(_image_urls, _clean_texts)}), max_size=3),
+    videos=_empty_extensions,
+    news=st.none(),
+    alternates=_empty_extensions,
 )
 
 

@@ -271,19 +271,10 @@ def test_without_pyarrow_the_error_names_the_extra(tmp_path: Path, monkeypatch: 
     assert not list((tmp_path / "out").iterdir())  # nothing published
 
 
-def test_rows_without_extensions_take_the_columnar_lane(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Canonical rows of a file without an `alternates` column are written from the columns: none goes the
-    general way (one by one through `add_record`), but the odd one."""
+def _general_rows(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The URLs of the rows that go the general way (one by one through `add_record`), as they come."""
     from sitemapkit.generator.writer import SitemapWriter
 
-    rows = [
-        {"loc": f"https://e.com/p{i}", "lastmod": "2024-05-01", "changefreq": "daily", "priority": 0.5}
-        for i in range(3_000)
-    ]
-    rows[7]["lastmod"] = "2024-05-01T10:00:00+02:00"  # not canonical: the general way
-    parquet, _ = _write(tmp_path, rows)
     general: list[str] = []
     add_record = SitemapWriter.add_record
 
@@ -292,6 +283,21 @@ def test_rows_without_extensions_take_the_columnar_lane(
         return add_record(self, record)
 
     monkeypatch.setattr(SitemapWriter, "add_record", counted)
+    return general
+
+
+def test_rows_without_extensions_take_the_columnar_lane(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Canonical rows of a file without an `alternates` column are written from the columns: none goes the
+    general way (one by one through `add_record`), but the odd one."""
+    rows = [
+        {"loc": f"https://e.com/p{i}", "lastmod": "2024-05-01", "changefreq": "daily", "priority": 0.5}
+        for i in range(3_000)
+    ]
+    rows[7]["lastmod"] = "2024-05-01T10:00:00+02:00"  # not canonical: the general way
+    parquet, _ = _write(tmp_path, rows)
+    general = _general_rows(monkeypatch)
     generate([str(parquet)], tmp_path / "out", BASE)
     assert general == ["https://e.com/p7"]
     assert len(entries(tmp_path / "out")) == 3_000
@@ -321,7 +327,6 @@ def test_a_harvest_dataset_without_alternates_takes_the_lanes(
     """`harvest` writes an `alternates` column always: only one with some alternates in it asks for hreflang
     completion (which holds every entry back and writes them the general way); the output is the same."""
     from sitemapkit.generator.sources.parquet import has_alternates
-    from sitemapkit.generator.writer import SitemapWriter
 
     urls = tmp_path / "harvest" / "urls"
     urls.mkdir(parents=True)
@@ -332,14 +337,7 @@ def test_a_harvest_dataset_without_alternates_takes_the_lanes(
         urls / "part-0-2.parquet", "https://e.com/", [UrlEntry(f"https://e.com/q{i}") for i in range(50)]
     )
     assert not has_alternates(str(urls))
-    general: list[str] = []
-    add_record = SitemapWriter.add_record
-
-    def counted(self: SitemapWriter, record: Any) -> bool:
-        general.append(record.loc)
-        return add_record(self, record)
-
-    monkeypatch.setattr(SitemapWriter, "add_record", counted)
+    general = _general_rows(monkeypatch)
     generate([str(urls)], tmp_path / "auto", BASE)
     assert general == []  # every row through the lane
     generate([str(urls)], tmp_path / "complete", BASE, hreflang="complete")
