@@ -313,7 +313,7 @@ _empty_extensions = st.sampled_from([[], None])
 _clean_objects = _objects(
     _clean_texts,
     _field_values,
-    st.lists(st.fixed_dictionaries({"loc": st.one_of(_image_urls, _clean_texts)}), max_size=3),
+    st.lists(st.fixed_dictionaries({"loc": st.one_of(_image_urls, _image_urls, _clean_texts)}), max_size=3),
     videos=_empty_extensions,
     news=st.none(),
     alternates=_empty_extensions,
