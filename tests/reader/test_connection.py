@@ -18,6 +18,7 @@ from sitemapkit.reader import connection
 from sitemapkit.reader.connection import HIGH_WATER, RECEIVE, Connection, connect
 from sitemapkit.reader.fetch import Fetcher, FetchOptions, FetchPolicy
 from tests.support.localserver import SELF_SIGNED, LocalServer, tls_server_context
+from tests.support.rawserver import read_head
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -382,12 +383,7 @@ def test_an_idle_connection_the_server_closed_while_the_loop_was_busy_is_not_reu
                 return
             connections.append(1)
             with conn:
-                request = b""
-                while b"\r\n\r\n" not in request:
-                    more = conn.recv(4096)
-                    if not more:
-                        break
-                    request += more
+                read_head(conn)
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n<urlset/>")
             closed.set()  # (keep-alive was not refused: the server just closed the connection)
 

@@ -9,6 +9,18 @@ import threading
 from collections.abc import Callable, Iterator
 
 
+def read_head(conn: socket.socket) -> bytes | None:
+    """What a client sent until the end of its request's head (and any body bytes that came with it), or None
+    if it closed the connection first."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            return None
+        data += piece
+    return data
+
+
 class RawServer:
     """Reads each request whole (head and `Content-Length` body) and records it, then: a GET (any method
     but POST) for a path of `files`, when given, is answered from there (404 for the others); every other
@@ -57,12 +69,9 @@ class RawServer:
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                piece = conn.recv(65536)
-                if not piece:
-                    return
-                data += piece
+            data = read_head(conn)
+            if data is None:
+                return
             head, _, body = data.partition(b"\r\n\r\n")
             length = next(
                 (
