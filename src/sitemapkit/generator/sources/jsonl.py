@@ -226,11 +226,12 @@ _TEXT_OR_NONE = frozenset({str, type(None)})
 # -- blocks of lines written alike --------------------------------------------------------------------------
 #
 # A program writes its JSONL lines alike: the same keys in the same order, the same spacing. When the first
-# line of a block is a plain object (see `_plain_rows`) whose values are strings or null, its layout gives a
-# regular expression for such lines, the values its groups; when every line of the block matches it, one
-# `findall` reads the block's columns, and the JSON module reads only the first line. A string with an
-# escape, a number, other keys or another order or spacing, a line that does not match: the block is read
-# as before (`_objects`, `_plain_rows`), to the same records.
+# line of a block is a plain object (see `_plain_rows`: its fields strings, numbers or null, its images
+# given by their URLs, its other extensions empty), its layout gives a regular expression for such lines,
+# the values its groups; when every line of the block matches it, one `findall` reads the block's columns,
+# and the JSON module reads only the first line. A string with an escape, other keys or another order or
+# spacing, a line that does not match: the block is read as before (`_objects`, `_plain_rows`), to the same
+# records.
 
 _TEXT = r'"([^"\\\x00-\x1f]*)"'
 """A JSON string without escapes (an escape, or a control character, which JSON refuses raw, never
@@ -331,7 +332,7 @@ def _templated_rows(lines: Sequence[str], first: int, source: str, columnar: boo
             columns[key] = list(cells[at])
             at += 1
         elif key == "images":
-            images = list(zip(cells[at])) if one_image else _images_of(cells[at], n, _IMAGE_URLS[pair])
+            images = list(zip(cells[at])) if one_image else _images_of(cells[at], _IMAGE_URLS[pair])
             at += 1
         elif "=" not in key:
             column = _field(*cells[at : at + 3])
@@ -365,12 +366,11 @@ def _field(texts: Sequence[str], nulls: Sequence[str], numbers: Sequence[str]) -
     ]
 
 
-def _images_of(arrays: Sequence[str], n: int, find: re.Pattern[str]) -> list[tuple[str, ...]]:
+def _images_of(arrays: Sequence[str], find: re.Pattern[str]) -> list[tuple[str, ...]]:
     """Each line's image URLs, from the text inside its `images` array (matched by `_layout`: items
-    `{"loc": "URL"}`, each URL a string without escapes; `find` finds the URLs)."""
+    `{"loc": "URL"}`, each URL a string without escapes; `find` finds the URLs). (Lines of one image each
+    are read by the one-image layout.)"""
     urls = find.findall("\n".join(arrays))
-    if len(urls) == n and "" not in arrays:  # one image a line (the usual case)
-        return list(zip(urls))
     images: list[tuple[str, ...]] = []
     at = 0
     for text in arrays:
