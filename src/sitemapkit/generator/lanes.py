@@ -663,11 +663,7 @@ def _not_canonical_images(urls: set[str]) -> set[str]:
     return {url for url in listed if not _canonical_image(url)}
 
 
-_CANONICAL_LINES = re.compile(
-    r"(?:{0})(?:\n(?:{0}))*+".format(  # (the URL pattern twice)
-        r"https?://[a-z0-9]++(?:[.-]++[a-z0-9]++)*+/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*+"
-    )
-)
+_CANONICAL_LINES = re.compile(rf"(?:{CANONICAL_URL.pattern})(?:\n(?:{CANONICAL_URL.pattern}))*+")
 """Lines that each are a `CANONICAL_URL` (possessive: a line that is not fails without backtracking)."""
 
 

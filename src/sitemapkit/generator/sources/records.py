@@ -146,8 +146,8 @@ def _reason(exc: InvalidDateError) -> str:
 
 # A URL already in normal form: lowercase host, no port, a path, only RFC 3986 characters, no % or #.
 # `normalize_url` returns such a URL unchanged unless it has dot segments (`/./`, `/../`), which the
-# writer's bulk path checks for separately.
-CANONICAL_URL = re.compile(r"https?://[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
+# writer's bulk path checks for separately. (Possessive: a text that is not one fails without backtracking.)
+CANONICAL_URL = re.compile(r"https?://[a-z0-9]++(?:[.-]++[a-z0-9]++)*+/[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*+")
 
 
 def with_extensions(entry: UrlEntry, found: dict[str, Any]) -> UrlEntry:
