@@ -141,6 +141,19 @@ class FutureLimit:
         self.after = now + CLOCK_SKEW
         self.day_after = (self.after + MAX_UTC_OFFSET).date()  # until UTC+14 reaches it
 
+    def settled(self, value: Lastmod) -> bool:
+        """Whether `value` is the usual lastmod, with nothing to fix or report: a date, or a date-time with a
+        timezone, not in the future (exact types: a subclass is checked the long way)."""
+        kind = type(value)
+        if kind is dt.date:
+            return value <= self.day_after
+        return (
+            kind is dt.datetime
+            and isinstance(value, dt.datetime)  # (always, once the type is: for mypy)
+            and value.utcoffset() is not None
+            and value <= self.after
+        )
+
     def __call__(self, value: Lastmod) -> bool:
         if isinstance(value, dt.datetime):
             aware = value if value.utcoffset() is not None else value.replace(tzinfo=dt.UTC)

@@ -213,18 +213,8 @@ class Pipeline:
         if entry.images or entry.videos or entry.alternates or entry.news is not None:
             return self._complete_slow(entry, loc, source, line)
         lastmod = entry.lastmod
-        if lastmod is not None:  # the common cases: a date, or an aware date-time, not in the future
-            kind = type(lastmod)
-            if kind is dt.date:
-                if lastmod > self.is_future.day_after:
-                    return self._complete_slow(entry, loc, source, line)
-            elif (
-                kind is not dt.datetime
-                or not isinstance(lastmod, dt.datetime)  # (never: for mypy)
-                or lastmod.utcoffset() is None
-                or lastmod > self.is_future.after
-            ):
-                return self._complete_slow(entry, loc, source, line)
+        if lastmod is not None and not self.is_future.settled(lastmod):  # (not a date, or an aware time)
+            return self._complete_slow(entry, loc, source, line)
         if loc == entry.loc:
             return entry
         return new_url_entry(loc, lastmod, entry.changefreq, entry.priority, entry.sitemap, entry.line)
@@ -239,13 +229,7 @@ class Pipeline:
         if entry.news is not None and self._news_too_old(entry.news, source, line, loc):
             entry = dataclasses.replace(entry, news=None)
         original = lastmod = entry.lastmod
-        if original is not None and not (  # the usual: a date, an aware date-time, not in the future
-            original <= self.is_future.day_after
-            if type(original) is dt.date
-            else type(original) is dt.datetime
-            and original.utcoffset() is not None
-            and original <= self.is_future.after
-        ):
+        if original is not None and not self.is_future.settled(original):
             if is_naive(original):
                 lastmod = to_aware(original)
                 self.log.once(
