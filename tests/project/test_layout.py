@@ -200,8 +200,6 @@ FOREIGN_PRIVATE_ATTRIBUTES: dict[str, str] = {
     "sys._getframe": "the standard way to read a caller's frame",
     "etree._Element": "lxml's element class, which lxml's own documentation and stubs name so in annotations",
     "zlib._Decompress": "the type of `zlib.decompressobj()`, named so only in typeshed",
-    "transport._pool": "httpx offers no public way to the connection pool, where the address policy's "
-    "guarded network backend is installed (reader/fetch.py's `_guarded_transport`)",
 }
 # module -> the `name._attribute` uses it still has on another module's objects; it only shrinks.
 KNOWN_PRIVATE_ATTRIBUTES: dict[str, set[str]] = {}

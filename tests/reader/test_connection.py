@@ -1,5 +1,5 @@
 """The fetcher's connections (`reader.connection`) against real loopback peers: pieces in order and within
-what httpcore asks, flow control that leaves an unread body in the kernel, the ends of a connection
+what the transport asks, flow control that leaves an unread body in the kernel, the ends of a connection
 (closed, reset, silent), TLS over one, and whole fetches through them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import httpcore
+import httpx
 import pytest
 
 from sitemapkit.reader import connection
@@ -181,18 +181,18 @@ def test_silence_is_a_read_timeout_and_the_end_is_empty() -> None:
         async with peer(handle) as address:
             conn = await dial(address)
             first = await conn.read(65536, timeout=5)
-            with pytest.raises(httpcore.ReadTimeout) as err:
+            with pytest.raises(httpx.ReadTimeout) as err:
                 await conn.read(65536, timeout=0.2)
             release.set()
             end = await conn.read(65536, timeout=5)
-            readable = conn.get_extra_info("is_readable")
+            readable = conn.stale()
             return first, str(err.value), end, readable
 
     first, message, end, readable = asyncio.run(run())
     assert first == b"hello"
     assert "0.2 s" in message
     assert end == b""
-    assert readable  # (httpcore drops an idle connection the peer closed)
+    assert readable  # (the transport drops an idle connection the peer closed)
 
 
 def test_a_reset_is_a_read_error_and_writing_to_an_ended_connection_fails() -> None:
@@ -204,11 +204,11 @@ def test_a_reset_is_a_read_error_and_writing_to_an_ended_connection_fails() -> N
         async with peer(handle) as address:
             conn = await dial(address)
             await conn.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + b"x" * 100_000, timeout=5)
-            with pytest.raises(httpcore.ReadError):
+            with pytest.raises(httpx.ReadError):
                 while await conn.read(65536, timeout=5):
                     pass
-                raise httpcore.ReadError("ended without an error")  # pragma: no cover
-            with pytest.raises(httpcore.WriteError):
+                raise httpx.ReadError("ended without an error")  # pragma: no cover
+            with pytest.raises(httpx.WriteError):
                 await conn.write(b"more", timeout=5)
 
     asyncio.run(run())
@@ -225,7 +225,7 @@ def test_closing_lets_the_socket_go_at_once_even_with_unsent_data() -> None:
     async def run() -> tuple[str, int]:
         async with peer(handle) as address:
             conn = await dial(address)
-            with pytest.raises(httpcore.WriteTimeout) as err:
+            with pytest.raises(httpx.WriteTimeout) as err:
                 await conn.write(b"x" * 20_000_000, timeout=0.3)
             sock = conn.get_extra_info("socket")
             await conn.aclose()
@@ -244,7 +244,7 @@ def test_a_refused_connection_is_a_connect_error() -> None:
         with socket.socket() as s:  # a port nobody listens on
             s.bind(("127.0.0.1", 0))
             address = s.getsockname()
-        with pytest.raises(httpcore.ConnectError, match=r"^Connection refused$"):  # (in words)
+        with pytest.raises(httpx.ConnectError, match=r"^Connection refused$"):  # (in words)
             await connect(socket.AF_INET, address, 5)
 
     asyncio.run(run())
@@ -260,7 +260,7 @@ def test_a_whole_fetch_over_tls_with_a_trusted_certificate(https_server: LocalSe
     async def run() -> tuple[int, bytes, object]:
         options = FetchOptions(policy=FetchPolicy(allow_private=True), retries=0)
         async with Fetcher(options) as f:
-            f._client._transport._pool._ssl_context = trusting  # type: ignore[attr-defined]
+            f._client._transport.tls = trusting  # type: ignore[attr-defined]
             async with f.stream(url) as response:
                 got, _ = await response.read(None)
                 stream = response._response.extensions["network_stream"]  # type: ignore[union-attr]
@@ -322,9 +322,9 @@ def test_tls_reads_records_together_holds_little_and_takes_an_end_without_close_
 
 
 def test_a_close_the_loop_has_not_seen_yet_makes_the_connection_stale() -> None:
-    """`is_readable` (httpcore's staleness test) looks at the socket itself: a peer's close that came while
-    the loop was busy counts before the loop has read it. Checked with no await between the close and the
-    question, so the loop cannot have seen it."""
+    """`stale` (the transport's test before reusing an idle connection) looks at the socket itself: a
+    peer's close that came while the loop was busy counts before the loop has read it. Checked with no
+    await between the close and the question, so the loop cannot have seen it."""
     import socket
     import threading
 
@@ -344,12 +344,12 @@ def test_a_close_the_loop_has_not_seen_yet_makes_the_connection_stale() -> None:
     async def run() -> tuple[bool, bool, bool]:
         conn = await dial(listener.getsockname())
         assert await conn.read(65536, timeout=5) == b"hello"
-        idle = conn.get_extra_info("is_readable")
+        idle = conn.stale()
         close.set()
         closed.wait(5)  # blocking: the loop is busy
         time.sleep(0.05)  # (the FIN reaches this side's socket)
         seen_by_loop = conn._protocol.ended
-        stale = conn.get_extra_info("is_readable")
+        stale = conn.stale()
         await conn.aclose()
         return idle, seen_by_loop, stale
 
@@ -363,7 +363,7 @@ def test_a_close_the_loop_has_not_seen_yet_makes_the_connection_stale() -> None:
 
 
 def test_an_idle_connection_the_server_closed_while_the_loop_was_busy_is_not_reused() -> None:
-    """httpcore asks whether an idle pooled connection is stale before reusing it: a close that came
+    """The transport asks whether an idle pooled connection is stale before reusing it: a close that came
     while the loop was busy (parsing, not reading the socket) must count, or the next request goes out on
     a dead connection and fails."""
     import socket
@@ -419,14 +419,14 @@ def test_a_tls_handshake_against_a_plain_server_is_a_connect_error() -> None:
     async def run() -> None:
         async with peer(handle) as address:
             conn = await dial(address)
-            with pytest.raises(httpcore.ConnectError):
+            with pytest.raises(httpx.ConnectError):
                 await conn.start_tls(ssl.create_default_context(), "127.0.0.1", timeout=5)
 
     asyncio.run(run())
 
 
 def test_the_fetcher_connects_through_this_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every request goes over `connection.connect` (the policy's backend calls it), so a change here
+    """Every request goes over `connection.connect` (the fetcher's transport calls it), so a change here
     reaches every wing."""
     server = LocalServer()
     server.start()
@@ -437,7 +437,7 @@ def test_the_fetcher_connects_through_this_module(monkeypatch: pytest.MonkeyPatc
         calls.append(args)
         return await real(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("sitemapkit.reader.fetch.connect", counting)
+    monkeypatch.setattr("sitemapkit.reader.transport.connect", counting)
     try:
         url = server.route("/s.xml", b"<urlset/>")
 

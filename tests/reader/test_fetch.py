@@ -384,7 +384,7 @@ def test_every_fetcher_shares_one_verifying_tls_context() -> None:
         found = []
         for _ in range(2):
             async with Fetcher() as f:
-                found.append(f._client._transport._pool._ssl_context)  # type: ignore[attr-defined]
+                found.append(f._client._transport.tls)  # type: ignore[attr-defined]
         return found
 
     first, second = asyncio.run(contexts())
@@ -402,7 +402,7 @@ def test_keepalive_bounds_the_idle_connections_kept() -> None:
         async with Fetcher(opts(max_connections=16, keepalive=keepalive)) as f:
             for n in range(5):
                 assert (await f.get(farm.add(address(n)).url("/robots.txt"))).status == 404
-            return len(f._client._transport._pool.connections)  # type: ignore[attr-defined]
+            return f._client._transport.idle  # type: ignore[attr-defined]
 
     with SiteFarm() as farm:
         assert asyncio.run(idle_after(farm, None)) == 5

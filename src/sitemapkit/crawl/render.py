@@ -26,14 +26,16 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
 from sitemapkit.core.errors import UsageError
 from sitemapkit.reader.fetch import FetchPolicy
+from sitemapkit.reader.transport import resolve
 
 SKIPPED_RESOURCES = frozenset({"image", "media", "font", "stylesheet"})
 
@@ -131,12 +133,12 @@ class Renderer:
         if key in self._verdicts:
             return self._verdicts[key]
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            problem: str | None = f"DNS lookup of {host} failed: {exc}"
+            addresses = await resolve(host, port, None)  # as the fetcher's transport resolves
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            problem: str | None = str(exc)
         else:
             problem = None
-            for *_, sockaddr in infos:  # every address: Chromium may connect to any of them
+            for _, sockaddr in addresses:  # every address: Chromium may connect to any of them
                 problem = self.policy.connect_problem(host, port, str(sockaddr[0]))
                 if problem is not None:
                     break

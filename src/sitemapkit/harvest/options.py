@@ -80,8 +80,8 @@ class HarvestOptions:
 
     def discovery_fetch_options(self, lanes: int) -> FetchOptions:
         """The fetch options of the client a worker shares for robots.txt and discovery: as many requests
-        at once as the lanes make, but few idle connections kept (each is of a site likely done with, and
-        httpcore looks at every one on each request and response)."""
+        at once as the lanes make, but few idle connections kept (each is of a site likely done with: a
+        socket and its buffers held for nothing)."""
         return dataclasses.replace(
             self.fetch_options(), max_connections=max(1, lanes) * self.per_host, keepalive=DISCOVERY_KEEPALIVE
         )

@@ -1,12 +1,12 @@
 """The connections the fetcher's requests travel over: TCP (and TLS on it) on asyncio's own transports,
-handed to httpcore by the fetcher's network backend (`fetch._GuardedBackend`, which connects only to an
-address the policy allows).
+made by the fetcher's transport (`transport.Transport`, which connects only to an address the policy
+allows).
 
-httpcore's default stream (anyio's) reads on demand: each read resumes the transport, waits for one
-piece, pauses the transport again (two `epoll_ctl` calls) and arms a cancel scope. Here the transport
-reads as data arrives, up to `HIGH_WATER` bytes held, and a read takes what has arrived (up to the
-64 KiB httpcore asks for), waiting (with its timeout) only when nothing has: a harvest of 1,000 sites x
-5,000 URLs spends about a tenth less CPU.
+httpcore's stream (anyio's), which httpx would use, reads on demand: each read resumes the transport,
+waits for one piece, pauses the transport again (two `epoll_ctl` calls) and arms a cancel scope. Here the
+transport reads as data arrives, up to `HIGH_WATER` bytes held, and a read takes what has arrived (up to
+the 64 KiB asked for), waiting (with its timeout) only when nothing has: a harvest of 1,000 sites x 5,000
+URLs spent about a tenth less CPU. Failures are httpx's exceptions (`ConnectError`, `ReadTimeout` ...).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any, Final
 
-import httpcore
+import httpx
 
 RECEIVE: Final = 64 * 1024
 """Most bytes taken from the socket at once (asyncio would take 256 KiB)."""
@@ -132,8 +132,8 @@ class _Protocol(asyncio.BufferedProtocol):
         return data
 
 
-class Connection(httpcore.AsyncNetworkStream):
-    """One TCP connection, or TLS over one, as httpcore uses it.
+class Connection:
+    """One TCP connection, or TLS over one.
 
     TLS is done here on memory buffers (`ssl.SSLObject`), as httpcore's own stream does it, not by
     asyncio's TLS transport: that one holds a 256 KiB buffer and up to 256 KiB of encrypted data ahead a
@@ -167,10 +167,10 @@ class Connection(httpcore.AsyncNetworkStream):
                 try:
                     await protocol.arrival(timeout)
                 except TimeoutError:
-                    raise httpcore.ReadTimeout(f"nothing arrived for {timeout:g} s") from None
+                    raise httpx.ReadTimeout(f"nothing arrived for {timeout:g} s") from None
             if not protocol.chunks:
                 if protocol.error is not None:
-                    raise httpcore.ReadError(_reason(protocol.error)) from (protocol.error)
+                    raise httpx.ReadError(_reason(protocol.error)) from (protocol.error)
                 return b""
         return protocol.take(max_bytes)
 
@@ -200,7 +200,7 @@ class Connection(httpcore.AsyncNetworkStream):
             except (ssl.SSLZeroReturnError, ssl.SSLEOFError):  # the end, told or not
                 break
             except ssl.SSLError as exc:
-                raise httpcore.ReadError(str(exc)) from exc
+                raise httpx.ReadError(str(exc)) from exc
             if not chunk:
                 break
             parts.append(chunk)
@@ -219,7 +219,7 @@ class Connection(httpcore.AsyncNetworkStream):
             try:
                 self._tls.write(buffer)  # (into a memory buffer: never waits)
             except ssl.SSLError as exc:
-                raise httpcore.WriteError(str(exc)) from exc
+                raise httpx.WriteError(str(exc)) from exc
             await self._flush(timeout)
             return
         await self._send(buffer, timeout)
@@ -232,15 +232,15 @@ class Connection(httpcore.AsyncNetworkStream):
     async def _send(self, data: bytes, timeout: float | None) -> None:
         protocol = self._protocol
         if protocol.ended or self._transport.is_closing():
-            raise httpcore.WriteError("the connection is closed")
+            raise httpx.WriteError("the connection is closed")
         self._transport.write(data)
         if protocol.writing_paused:
             try:
                 await protocol.drained(timeout)
             except TimeoutError:
-                raise httpcore.WriteTimeout(f"the peer took nothing for {timeout:g} s") from None
+                raise httpx.WriteTimeout(f"the peer took nothing for {timeout:g} s") from None
             if protocol.ended:
-                raise httpcore.WriteError("the connection was lost while writing")
+                raise httpx.WriteError("the connection was lost while writing")
 
     async def aclose(self) -> None:
         """Close at once: what was not sent yet is dropped, and no TLS close_notify is exchanged (as with
@@ -253,7 +253,7 @@ class Connection(httpcore.AsyncNetworkStream):
 
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.AsyncNetworkStream:
+    ) -> Connection:
         """TLS over this connection, the handshake within `timeout` seconds; the certificate is checked
         as `ssl_context` says (against `server_hostname`)."""
         incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
@@ -273,20 +273,20 @@ class Connection(httpcore.AsyncNetworkStream):
                             continue
                         raw = await stream._receive(RECEIVE, None)
                         if not raw:
-                            raise httpcore.ConnectError(
+                            raise httpx.ConnectError(
                                 "the connection closed during the TLS handshake"
                             ) from None
                         incoming.write(raw)
                 await stream._flush(None)
         except TimeoutError:
             self._transport.abort()
-            raise httpcore.ConnectTimeout(f"TLS handshake took longer than {timeout:g} s") from None
-        except httpcore.ConnectError:
+            raise httpx.ConnectTimeout(f"TLS handshake took longer than {timeout:g} s") from None
+        except httpx.ConnectError:
             self._transport.abort()
             raise
-        except (OSError, httpcore.ReadError, httpcore.WriteError) as exc:  # ssl.SSLError among them
+        except (OSError, httpx.ReadError, httpx.WriteError) as exc:  # ssl.SSLError among them
             self._transport.abort()
-            raise httpcore.ConnectError(_reason(exc)) from exc
+            raise httpx.ConnectError(_reason(exc)) from exc
         return stream
 
     def get_extra_info(self, info: str) -> Any:
@@ -299,13 +299,20 @@ class Connection(httpcore.AsyncNetworkStream):
             return transport.get_extra_info("peername")
         if info == "socket":
             return transport.get_extra_info("socket")
-        if info == "is_readable":  # (httpcore: an idle connection the peer wrote to or closed is stale)
-            protocol = self._protocol
-            if protocol.chunks or protocol.ended or transport.is_closing():
-                return True
-            # what arrived while the loop was busy (parsing) is still in the socket: look there too
-            return _socket_readable(transport.get_extra_info("socket"))
         return None
+
+    def stale(self) -> bool:
+        """Whether an idle connection can no longer carry a request: the peer closed it, or wrote to it
+        when it had nothing to say (what arrived while the loop was busy is still in the socket: looked
+        for there too)."""
+        protocol, transport = self._protocol, self._transport
+        if protocol.chunks or protocol.ended or transport.is_closing():
+            return True
+        return _socket_readable(transport.get_extra_info("socket"))
+
+    def abort(self) -> None:
+        """Close at once, dropping what was not sent (a connection given up mid-message)."""
+        self._transport.abort()
 
 
 def _release(waiter: asyncio.Future[None] | None) -> None:
@@ -345,7 +352,7 @@ async def connect(
     socket_options: Iterable[Any] | None = None,
 ) -> Connection:
     """A TCP connection to `sockaddr` (an address by number, as `getaddrinfo` gives it), within `timeout`
-    seconds. Raises httpcore's `ConnectError` or `ConnectTimeout`."""
+    seconds. Raises httpx's `ConnectError` or `ConnectTimeout`."""
     loop = asyncio.get_running_loop()
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -359,10 +366,10 @@ async def connect(
             transport, protocol = await loop.create_connection(_Protocol, sock=sock)
     except TimeoutError:
         sock.close()
-        raise httpcore.ConnectTimeout(f"connecting took longer than {timeout:g} s") from None
+        raise httpx.ConnectTimeout(f"connecting took longer than {timeout:g} s") from None
     except OSError as exc:
         sock.close()
-        raise httpcore.ConnectError(_reason(exc)) from exc
+        raise httpx.ConnectError(_reason(exc)) from exc
     except BaseException:
         sock.close()
         raise

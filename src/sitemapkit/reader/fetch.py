@@ -34,20 +34,18 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-import httpcore
 import httpx
 
 from sitemapkit.core.constants import DEFAULT_RETRIES, MAX_ROBOTS_BYTES, USER_AGENT
 from sitemapkit.core.errors import InputError
-from sitemapkit.reader.connection import connect
 from sitemapkit.reader.polite import ROBOTS_MAX_REDIRECTS, UNREACHABLE, Politeness, RobotsRules, origin_of
+from sitemapkit.reader.transport import AddressRefused, Transport
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
 """Statuses worth asking again: rate limiting and transient server or gateway failures."""
@@ -210,64 +208,6 @@ def trust_in_this_task(*urls: str) -> None:
     _TRUSTED_HERE.set(_TRUSTED_HERE.get() | {_origin(u) for u in urls if "://" in u})
 
 
-class _Refused(Exception):
-    """Raised inside a connection attempt: every address of the host is refused by the policy."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _GuardedBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network backend with the policy's address check between DNS and connecting: the host is
-    resolved here, each address judged, and only an allowed address is connected to (by number, so what
-    is checked is what is used; TLS still verifies the host name), over asyncio's own transports
-    (`connection.Connection`)."""
-
-    def __init__(self, policy: FetchPolicy) -> None:
-        self._policy = policy
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except TimeoutError:
-            raise httpcore.ConnectTimeout(f"DNS lookup of {host} timed out") from None
-        except OSError as exc:
-            raise httpcore.ConnectError(f"DNS lookup of {host} failed: {exc}") from None
-        refused: str | None = None
-        failure: Exception | None = None
-        for family, _, _, _, sockaddr in infos:
-            address = str(sockaddr[0])
-            problem = self._policy.connect_problem(host, port, address)
-            if problem is not None:
-                refused = refused or problem
-                continue
-            try:
-                return await connect(family, sockaddr, timeout, local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-        if failure is not None:
-            raise failure
-        raise _Refused(refused or f"{host} has no address")
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        raise _Refused(f"unix socket {path}: not fetched")
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
 _tls_lock = threading.Lock()
 _tls: ssl.SSLContext | None = None
 
@@ -281,16 +221,8 @@ def tls_context() -> ssl.SSLContext:
     with _tls_lock:
         if _tls is None:
             _tls = httpx.create_ssl_context(verify=True, trust_env=False)
+            _tls.set_alpn_protocols(["http/1.1"])  # (what the transport speaks)
         return _tls
-
-
-def _guarded_transport(policy: FetchPolicy, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
-    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False, verify=tls_context())
-    pool = transport._pool
-    if not isinstance(pool, httpcore.AsyncConnectionPool):  # pragma: no cover - no proxy is configured
-        raise RuntimeError("unexpected httpx transport")
-    pool._network_backend = _GuardedBackend(policy)
-    return transport
 
 
 @dataclass(frozen=True, slots=True)
@@ -635,14 +567,10 @@ class Fetcher:
             timeout=httpx.Timeout(opts.read_timeout, connect=opts.connect_timeout, pool=None),
             headers={"User-Agent": opts.user_agent, "Accept-Encoding": "gzip, deflate"},
             event_hooks={"response": [_hide_location]},
-            transport=_guarded_transport(
-                opts.policy,
-                httpx.Limits(
-                    max_connections=None,
-                    max_keepalive_connections=opts.max_connections
-                    if opts.keepalive is None
-                    else opts.keepalive,
-                ),
+            transport=Transport(
+                opts.policy.connect_problem,
+                tls_context(),
+                keepalive=opts.max_connections if opts.keepalive is None else opts.keepalive,
             ),
             trust_env=False,
         )
@@ -871,7 +799,7 @@ class Fetcher:
                     response = await self._client.send(request, stream=True)
             except TimeoutError:
                 raise self._overdue(url) from None
-            except _Refused as exc:
+            except AddressRefused as exc:
                 raise FetchRefusedError(url, exc.reason, "private-address") from None
             except (httpx.UnsupportedProtocol, httpx.ProxyError, httpx.InvalidURL) as exc:
                 raise FetchError(url, _describe(exc)) from None
@@ -929,7 +857,7 @@ def _unresolvable(exc: BaseException) -> bool:
     changes; a temporary DNS failure (EAI_AGAIN) is retried like any connection error."""
     final = {socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)}
     seen: BaseException | None = exc
-    for _ in range(8):  # the causes httpx and httpcore chain
+    for _ in range(8):  # the causes httpx and the transport chain
         if seen is None:
             break
         if isinstance(seen, socket.gaierror) and seen.errno in final:
@@ -941,7 +869,7 @@ def _unresolvable(exc: BaseException) -> bool:
 def _untrusted(exc: BaseException) -> ssl.SSLCertVerificationError | None:
     """The TLS certificate verification failure behind `exc`, if that is what it is."""
     seen: BaseException | None = exc
-    for _ in range(8):  # the causes httpx and httpcore chain
+    for _ in range(8):  # the causes httpx and the transport chain
         if seen is None:
             break
         if isinstance(seen, ssl.SSLCertVerificationError):
