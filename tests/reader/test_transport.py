@@ -34,6 +34,7 @@ class Scripted:
     def __init__(self, answer: Answer) -> None:
         self.answer = answer
         self.log: list[tuple[int, bytes]] = []
+        self.heads: list[bytes] = []
         self.connections = 0
         self.closed_by_client = 0
         self.base = ""
@@ -50,6 +51,7 @@ class Scripted:
                     self.closed_by_client += 1
                     return
                 self.log.append((number, head.split(b"\r\n", 1)[0]))
+                self.heads.append(head)
                 for line in head.split(b"\r\n"):
                     if line.lower().startswith(b"content-length:"):
                         await reader.readexactly(int(line.split(b":")[1]))
@@ -424,3 +426,30 @@ def test_a_body_that_fails_closes_its_connection_even_if_the_response_is_never_c
             return server.closed_by_client
 
     assert run(main) == 1
+
+
+def test_the_fetcher_keeps_the_cookies_a_site_sets() -> None:
+    """A cookie set by an answer goes with the next requests to that site; answers that set none leave
+    the jar as it is (the fetcher reads cookies only from answers that set some)."""
+    from sitemapkit.reader.fetch import Fetcher, FetchOptions
+
+    def answer(c: int, n: int, head: bytes) -> bytes:
+        if b"/robots.txt" in head:
+            return ok(b"User-agent: *\n", extra=b"Set-Cookie: session=abc; Path=/\r\n")
+        return ok()
+
+    server = Scripted(answer)
+
+    async def main() -> None:
+        async with server.running():
+            options = FetchOptions(policy=FetchPolicy(allow_private=True), retries=0)
+            async with Fetcher(options) as f:
+                for path in ("/robots.txt", "/a.xml", "/b.xml"):
+                    assert (await f.get(server.base + path)).status == 200
+
+    run(main)
+    cookies = [
+        next((line for line in head.split(b"\r\n") if line.lower().startswith(b"cookie:")), None)
+        for head in server.heads
+    ]
+    assert cookies == [None, b"Cookie: session=abc", b"Cookie: session=abc"]
