@@ -391,6 +391,18 @@ def test_a_scheme_other_than_http_is_refused() -> None:
     run(main)
 
 
+def test_bytes_after_an_answer_keep_its_connection_from_being_reused() -> None:
+    """More than the answer's length came: what follows is no answer to the next request."""
+    server = Scripted(lambda c, n, head: ok(b"<urlset/>") + (b"junk" if c == 0 else b""))
+
+    async def main() -> list[bytes]:
+        async with server.running(), client() as c:
+            return [(await c.get(server.base + path)).content for path in ("/a.xml", "/b.xml")]
+
+    assert run(main) == [b"<urlset/>", b"<urlset/>"]
+    assert [c for c, _ in server.log] == [0, 1]
+
+
 def test_a_kept_connection_that_began_an_answer_and_closed_is_not_tried_again() -> None:
     """Part of a status line, then the close: the server began to answer, so the request is not sent again
     (only one closed before any answer is)."""

@@ -231,9 +231,9 @@ class Transport(httpx.AsyncBaseTransport):
 
     def give_back(self, key: tuple[bytes, bytes, int], connection: Connection, state: h11.Connection) -> None:
         """Keep `connection` for the origin's next request if both sides finished their message and keep
-        it open; close it otherwise."""
+        it open, and nothing came after the answer; close it otherwise."""
         finished = state.our_state is h11.DONE and state.their_state is h11.DONE
-        if self._closed or self.keepalive < 1 or not finished:
+        if self._closed or self.keepalive < 1 or not finished or state.trailing_data[0]:
             connection.abort()
             return
         state.start_next_cycle()
