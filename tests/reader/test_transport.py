@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import struct
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -21,6 +22,7 @@ Answer = Callable[[int, int, bytes], "bytes | None"]
 """(connection number, request number on it, request head) -> the bytes to send back; None: close the
 connection without answering; the answer is sent and the connection closed when it ends with `CLOSE`."""
 CLOSE = b"<close>"
+RESET = b"<reset>"
 T = TypeVar("T")
 
 
@@ -58,6 +60,11 @@ class Scripted:
                 reply = self.answer(number, n, head)
                 n += 1
                 if reply is None:
+                    return
+                if reply == RESET:  # a reset (RST), not a close: no linger
+                    sock = writer.get_extra_info("socket")
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    writer.transport.abort()
                     return
                 closing = reply.endswith(CLOSE)
                 writer.write(reply.removesuffix(CLOSE))
@@ -175,6 +182,28 @@ def test_a_get_is_sent_again_on_a_new_connection_when_a_kept_one_was_closed_befo
         (1, b"GET /b.xml HTTP/1.1"),
         (1, b"GET /c.xml HTTP/1.1"),
         (1, b"POST /ping HTTP/1.1"),
+    ]
+
+
+def test_a_get_is_sent_again_when_a_kept_connection_was_reset_and_a_new_ones_reset_is_said() -> None:
+    server = Scripted(lambda c, n, head: RESET if (c, n) == (0, 1) or b"/reset" in head else ok())
+
+    async def main() -> tuple[int, str]:
+        async with server.running():
+            async with client() as c:
+                await c.get(server.base + "/a.xml")
+                status = (await c.get(server.base + "/b.xml")).status_code  # connection 0 reset: on 1
+            async with client() as c:
+                with pytest.raises(httpx.ReadError) as err:
+                    await c.get(server.base + "/reset")  # a new connection: not again
+            return status, str(err.value)
+
+    assert run(main) == (200, "Connection reset by peer")
+    assert server.log == [
+        (0, b"GET /a.xml HTTP/1.1"),
+        (0, b"GET /b.xml HTTP/1.1"),
+        (1, b"GET /b.xml HTTP/1.1"),
+        (2, b"GET /reset HTTP/1.1"),
     ]
 
 

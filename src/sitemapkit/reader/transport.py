@@ -138,10 +138,13 @@ class Transport(httpx.AsyncBaseTransport):
                 state = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
             try:
                 return await self._exchange(request, key, connection, state, timeouts)
-            except _Stale:
+            except _Stale as stale:
                 if reused is None or request.method.encode() not in IDEMPOTENT:
+                    if stale.error is not None:
+                        raise stale.error from stale.error.__cause__
                     raise httpx.RemoteProtocolError(_DISCONNECTED) from None
-                # the server closed the kept connection before it read this request: on a new one
+                # the server closed (or reset) the kept connection before it read this request: again,
+                # on a new one
 
     async def _exchange(
         self,
@@ -152,7 +155,7 @@ class Transport(httpx.AsyncBaseTransport):
         timeouts: dict[str, float | None],
     ) -> httpx.Response:
         """Send `request` on `connection` and read the head of its answer; the body is the response's
-        stream. Raises `_Stale` when the connection ended before any of the answer came."""
+        stream. Raises `_Stale` when the connection ended or was reset before any of the answer came."""
         try:
             data = state.send(
                 h11.Request(method=request.method, target=request.url.raw_path, headers=request.headers.raw)
@@ -274,7 +277,11 @@ _DISCONNECTED: Final = "Server disconnected without sending a response."
 
 
 class _Stale(Exception):
-    """The connection ended before any of the answer came."""
+    """The connection ended (or was reset: `error`) before any of the answer came."""
+
+    def __init__(self, error: httpx.ReadError | None = None) -> None:
+        super().__init__()
+        self.error = error
 
 
 async def _next_event(connection: Connection, state: h11.Connection, timeout: float | None) -> Any:
@@ -286,7 +293,12 @@ async def _next_event(connection: Connection, state: h11.Connection, timeout: fl
             raise httpx.RemoteProtocolError(str(exc)) from exc
         if event is not h11.NEED_DATA:
             return event
-        data = await connection.read(READ_SIZE, timeout)
+        try:
+            data = await connection.read(READ_SIZE, timeout)
+        except httpx.ReadError as exc:
+            if state.their_state is h11.SEND_RESPONSE and not state.trailing_data[0]:
+                raise _Stale(exc) from exc
+            raise
         if not data and state.their_state is h11.SEND_RESPONSE:
             if state.trailing_data[0]:  # part of a head, then the end
                 raise httpx.RemoteProtocolError(_DISCONNECTED)
