@@ -494,3 +494,24 @@ def test_the_fetcher_keeps_the_cookies_a_site_sets() -> None:
         for head in server.heads
     ]
     assert cookies == [None, b"Cookie: session=abc", b"Cookie: session=abc"]
+
+
+def test_an_international_host_is_resolved_as_it_goes_on_the_wire(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`straße.test` is looked up (and judged, and named to TLS) as httpx writes it, IDNA 2008's
+    `xn--strae-oqa.test`, not as Python's own codec would (IDNA 2003: `strasse.test`, another host)."""
+    asked: list[str] = []
+    server = Scripted(lambda c, n, head: ok())
+
+    async def fake(self: asyncio.BaseEventLoop, host: str, port: int, **kw: object) -> object:
+        asked.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "getaddrinfo", fake)
+
+    async def main() -> int:
+        async with server.running(), client() as c:
+            port = server.base.rsplit(":", 1)[1]
+            return (await c.get(f"http://straße.test:{port}/")).status_code
+
+    assert run(main) == 200
+    assert asked == ["xn--strae-oqa.test"]

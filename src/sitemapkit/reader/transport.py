@@ -134,7 +134,10 @@ class Transport(httpx.AsyncBaseTransport):
             if reused is not None:
                 connection, state = reused.connection, reused.state
             else:
-                connection = await self._connect(url.host, port, scheme == b"https", timeouts.get("connect"))
+                # the host as it goes on the wire (IDNA 2008, as httpx encodes it) is the one resolved,
+                # judged by the policy and named to TLS
+                host = url.raw_host.decode("ascii")
+                connection = await self._connect(host, port, scheme == b"https", timeouts.get("connect"))
                 state = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
             try:
                 return await self._exchange(request, key, connection, state, timeouts)
