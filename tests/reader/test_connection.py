@@ -451,3 +451,61 @@ def test_the_fetcher_connects_through_this_module(monkeypatch: pytest.MonkeyPatc
     finally:
         server.stop()
     assert len(calls) == 1 and calls[0][1][0] == "127.0.0.1"
+
+
+def test_over_tls_what_waits_in_the_tls_buffers_counts_as_buffered_and_stale() -> None:
+    """Bytes already taken from the socket can wait in the TLS layer: encrypted in its input buffer, or
+    decrypted and not read yet. `buffered` and `stale` see them, so that such a connection is not reused
+    for a request whose answer they are not. (The reads below put the bytes where the test wants them.)"""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    sent = threading.Event()
+
+    def serve() -> None:
+        raw, _ = listener.accept()
+        with tls_server_context().wrap_socket(raw, server_side=True) as conn:
+            conn.recv(5)
+            conn.sendall(b"x" * 100 + b"y" * 50)  # one record of 150 bytes
+            sent.set()
+            conn.recv(5)  # (open until the client is done)
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    async def run() -> list[tuple[str, bool, bool]]:
+        try:
+            plain = await connect(socket.AF_INET, listener.getsockname(), 5)
+            trusting = ssl.create_default_context(cafile=str(SELF_SIGNED))
+            conn = await plain.start_tls(trusting, "127.0.0.1", timeout=5)
+            await conn.write(b"hello", timeout=5)
+            await asyncio.to_thread(sent.wait, 5)
+            for _ in range(100):  # until the record arrived whole
+                await asyncio.sleep(0.01)
+                if conn._protocol.held >= 150:
+                    break
+            protocol, incoming, tls = conn._protocol, conn._incoming, conn._tls
+            assert tls is not None
+            steps = [("on the connection", conn.buffered(), conn.stale())]
+            incoming.write(protocol.take(protocol.held))  # into the TLS input buffer, encrypted
+            assert not protocol.chunks and incoming.pending
+            steps.append(("encrypted in the TLS buffer", conn.buffered(), conn.stale()))
+            assert await conn.read(100, timeout=5) == b"x" * 100
+            assert not protocol.chunks and not incoming.pending and tls.pending() == 50
+            steps.append(("decrypted, not read", conn.buffered(), conn.stale()))
+            assert await conn.read(100, timeout=5) == b"y" * 50
+            steps.append(("all read", conn.buffered(), conn.stale()))
+            await conn.write(b"bye!!", timeout=5)
+            await conn.aclose()
+            return steps
+        finally:
+            listener.close()
+
+    assert asyncio.run(run()) == [
+        ("on the connection", True, True),
+        ("encrypted in the TLS buffer", True, True),
+        ("decrypted, not read", True, True),
+        ("all read", False, False),
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import struct
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
@@ -515,3 +516,100 @@ def test_an_international_host_is_resolved_as_it_goes_on_the_wire(monkeypatch: p
 
     assert run(main) == 200
     assert asked == ["xn--strae-oqa.test"]
+
+
+def test_over_tls_bytes_after_an_answer_held_in_the_tls_buffers_keep_the_connection_from_reuse() -> None:
+    """A body that ends where a 64 KiB read ends, more bytes behind it in the same write: over TLS they
+    wait in the TLS buffers, not on the connection; the connection must still not carry the next request
+    (else those bytes would be its answer)."""
+    import threading
+
+    from tests.support.localserver import SELF_SIGNED, tls_server_context
+    from tests.support.rawserver import read_head
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    context = tls_server_context()
+    sent = threading.Event()
+    connections: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            number = len(connections)
+            connections.append(number)
+            threading.Thread(target=answer, args=(context.wrap_socket(raw, server_side=True), number)).start()
+
+    def answer(conn: ssl.SSLSocket, number: int) -> None:
+        with conn:
+            while read_head(conn) is not None:
+                if number == 0:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n")
+                    conn.sendall(b"a" * 65536 + b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nEVIL!")
+                    sent.set()
+                else:
+                    conn.sendall(ok(b"connection %d" % number))
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    async def main() -> tuple[int, bytes]:
+        trusting = ssl.create_default_context(cafile=str(SELF_SIGNED))
+        transport = Transport(FetchPolicy(allow_private=True).connect_problem, trusting, keepalive=4)
+        async with httpx.AsyncClient(transport=transport) as c:
+            first = await c.send(c.build_request("GET", f"https://127.0.0.1:{port}/1"), stream=True)
+            await asyncio.to_thread(sent.wait, 10)  # all of it sent before the body is read
+            await asyncio.sleep(0.2)  # (and arrived)
+            await first.aread()
+            second = await c.get(f"https://127.0.0.1:{port}/2")
+            return len(first.content), second.content
+
+    try:
+        assert run(main) == (65536, b"connection 1")
+    finally:
+        listener.close()
+
+
+def test_a_kept_connection_is_judged_again_for_the_task_that_would_reuse_it() -> None:
+    """What the policy allows can differ between tasks (a harvest trusts each site in its own task): a
+    connection kept after a trusting task's request is not reused by a task the policy refuses it to."""
+    from sitemapkit.reader.fetch import Fetcher, FetchError, FetchOptions, trust_in_this_task
+
+    server = Scripted(lambda c, n, head: ok(b"secret"))
+
+    async def main() -> list[str]:
+        out: list[str] = []
+        async with server.running(), Fetcher(FetchOptions(retries=0)) as f:
+
+            async def untrusted() -> None:
+                try:
+                    out.append(f"read {(await f.get(server.base + '/admin')).body!r}")
+                except FetchError as exc:
+                    out.append("refused" if "loopback address" in exc.reason else exc.reason)
+
+            async def trusted() -> None:
+                trust_in_this_task(server.base + "/")
+                out.append(f"read {(await f.get(server.base + '/sitemap.xml')).body!r}")
+
+            for task in (untrusted, trusted, untrusted):
+                await asyncio.create_task(task())
+        return out
+
+    assert run(main) == ["refused", "read b'secret'", "refused"]
+    assert server.log == [(0, b"GET /sitemap.xml HTTP/1.1")]
+
+
+def test_a_kept_connection_closed_after_an_informational_answer_is_not_tried_again() -> None:
+    server = Scripted(lambda c, n, head: ok() if n == 0 else b"HTTP/1.1 100 Continue\r\n\r\n" + CLOSE)
+
+    async def main() -> str:
+        async with server.running(), client() as c:
+            await c.get(server.base + "/a.xml")
+            with pytest.raises(httpx.RemoteProtocolError) as err:
+                await c.get(server.base + "/b.xml")
+            return str(err.value)
+
+    assert run(main) == "Server disconnected without sending a response."
+    assert server.log == [(0, b"GET /a.xml HTTP/1.1"), (0, b"GET /b.xml HTTP/1.1")]

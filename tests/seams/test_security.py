@@ -147,9 +147,18 @@ def test_policy_units() -> None:
         "::ffff:127.0.0.1",
         "224.0.0.1",
         "0.0.0.0",
+        "2002:7f00:1::",  # 6to4 of 127.0.0.1
+        "2002:a00:1::1",  # 6to4 of 10.0.0.1
+        "fec0::1",  # site-local
     ):
         assert address_problem(address) is not None, address
     assert address_problem("93.184.215.14") is None
+    assert address_problem("2002:5db8:d70e::1") is None  # 6to4 of a public address
+    assert address_problem("2606:2800:220:1:248:1893:25c8:1946") is None
+    # a trusted international name is the one the transport judges: its IDNA 2008 form (not `fass.test`)
+    idn = FetchPolicy().trusting("http://faß.test:8080/")
+    assert idn.connect_problem("xn--fa-hia.test", 8080, "127.0.0.1") is None
+    assert idn.connect_problem("fass.test", 8080, "127.0.0.1") is not None
     policy = FetchPolicy().trusting("http://127.0.0.1:8000/sitemap.xml")
     assert policy.connect_problem("127.0.0.1", 8000, "127.0.0.1") is None
     assert policy.connect_problem("127.0.0.1", 8001, "127.0.0.1") is not None

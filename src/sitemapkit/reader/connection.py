@@ -301,14 +301,20 @@ class Connection:
             return transport.get_extra_info("socket")
         return None
 
+    def buffered(self) -> bool:
+        """Whether bytes that arrived are held here unread: taken from the socket, or over TLS in its
+        buffers (encrypted, or decrypted and not yet read)."""
+        if self._protocol.chunks or self._incoming.pending:
+            return True
+        return self._tls is not None and self._tls.pending() > 0
+
     def stale(self) -> bool:
         """Whether an idle connection can no longer carry a request: the peer closed it, or wrote to it
-        when it had nothing to say (what arrived while the loop was busy is still in the socket: looked
-        for there too)."""
-        protocol, transport = self._protocol, self._transport
-        if protocol.chunks or protocol.ended or transport.is_closing():
+        when it had nothing to say (held here, or still in the socket: what arrived while the loop was
+        busy)."""
+        if self.buffered() or self._protocol.ended or self._transport.is_closing():
             return True
-        return _socket_readable(transport.get_extra_info("socket"))
+        return _socket_readable(self._transport.get_extra_info("socket"))
 
     def abort(self) -> None:
         """Close at once, dropping what was not sent (a connection given up mid-message)."""

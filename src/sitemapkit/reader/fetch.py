@@ -121,8 +121,13 @@ def address_problem(address: str) -> str | None:
     ip = _ip(address)
     if ip is None:
         return "unparsable"
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip.sixtofour is not None:  # 6to4 (2002::/16): where it leads is the IPv4 address inside
+            ip = ip.sixtofour
+        elif ip.is_site_local:  # fec0::/10, deprecated but still routed inside some networks
+            return "site-local"
     for kind, hit in (
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),
@@ -140,9 +145,12 @@ def address_problem(address: str) -> str | None:
 def _origin(url: str) -> tuple[str, int]:
     parts = urlsplit(url)
     host = (parts.hostname or "").rstrip(".").lower()
-    if not host.isascii():
-        with contextlib.suppress(UnicodeError):
-            host = host.encode("idna").decode("ascii")
+    if not host.isascii():  # the host as httpx sends it (IDNA 2008), which the transport judges
+        try:
+            host = httpx.URL(url).raw_host.decode("ascii").rstrip(".").lower()
+        except (httpx.InvalidURL, UnicodeError, ValueError):
+            with contextlib.suppress(UnicodeError):
+                host = host.encode("idna").decode("ascii")
     try:
         port = parts.port
     except ValueError:

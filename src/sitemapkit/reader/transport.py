@@ -84,11 +84,14 @@ async def resolve(host: str, port: int, timeout: float | None) -> list[Address]:
 class _Idle:
     """A connection kept for its origin's next request."""
 
-    __slots__ = ("connection", "key", "since", "state")
+    __slots__ = ("address", "connection", "key", "since", "state")
 
-    def __init__(self, key: tuple[bytes, bytes, int], connection: Connection, state: h11.Connection) -> None:
+    def __init__(
+        self, key: tuple[bytes, bytes, int], connection: Connection, address: str, state: h11.Connection
+    ) -> None:
         self.key = key
         self.connection = connection
+        self.address = address
         self.state = state
         self.since = time.monotonic()
 
@@ -129,18 +132,20 @@ class Transport(httpx.AsyncBaseTransport):
         port = url.port or (443 if scheme == b"https" else 80)
         key = (scheme, url.raw_host, port)
         timeouts = request.extensions.get("timeout", {})
+        # the host as it goes on the wire (IDNA 2008, as httpx encodes it) is the one resolved, judged by
+        # the policy and named to TLS
+        host = url.raw_host.decode("ascii")
         while True:
-            reused = self._take(key)
+            reused = self._take(key, host, port)
             if reused is not None:
-                connection, state = reused.connection, reused.state
+                connection, address, state = reused.connection, reused.address, reused.state
             else:
-                # the host as it goes on the wire (IDNA 2008, as httpx encodes it) is the one resolved,
-                # judged by the policy and named to TLS
-                host = url.raw_host.decode("ascii")
-                connection = await self._connect(host, port, scheme == b"https", timeouts.get("connect"))
+                connection, address = await self._connect(
+                    host, port, scheme == b"https", timeouts.get("connect")
+                )
                 state = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
             try:
-                return await self._exchange(request, key, connection, state, timeouts)
+                return await self._exchange(request, key, connection, address, state, timeouts)
             except _Stale as stale:
                 if reused is None or request.method.encode() not in IDEMPOTENT:
                     if stale.error is not None:
@@ -154,6 +159,7 @@ class Transport(httpx.AsyncBaseTransport):
         request: httpx.Request,
         key: tuple[bytes, bytes, int],
         connection: Connection,
+        address: str,
         state: h11.Connection,
         timeouts: dict[str, float | None],
     ) -> httpx.Response:
@@ -171,19 +177,26 @@ class Transport(httpx.AsyncBaseTransport):
             # a server may answer, then close, before taking the whole request: its answer is read
             with contextlib.suppress(httpx.WriteError):
                 await connection.write(data, timeouts.get("write"))
+            informational = False
             while True:
-                event = await _next_event(connection, state, timeouts.get("read"))
+                try:
+                    event = await _next_event(connection, state, timeouts.get("read"))
+                except _Stale as stale:
+                    if informational:  # the server had begun to answer: not the keep-alive race
+                        raise stale.error or httpx.RemoteProtocolError(_DISCONNECTED) from None
+                    raise
                 if isinstance(event, h11.Response):
                     break
                 if not isinstance(event, h11.InformationalResponse):  # pragma: no cover - h11 gives no other
                     raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} before the response")
+                informational = True
         except h11.LocalProtocolError as exc:
             connection.abort()
             raise httpx.LocalProtocolError(str(exc)) from exc
         except BaseException:
             connection.abort()
             raise
-        body = _Body(self, key, connection, state, timeouts.get("read"))
+        body = _Body(self, key, connection, address, state, timeouts.get("read"))
         return httpx.Response(
             event.status_code,
             headers=event.headers.raw_items(),
@@ -195,12 +208,16 @@ class Transport(httpx.AsyncBaseTransport):
             },
         )
 
-    async def _connect(self, host: str, port: int, tls: bool, timeout: float | None) -> Connection:
-        """A connection to the first address of `host` that the policy allows and that answers."""
+    async def _connect(
+        self, host: str, port: int, tls: bool, timeout: float | None
+    ) -> tuple[Connection, str]:
+        """A connection to the first address of `host` that the policy allows and that answers, and that
+        address."""
         refused: str | None = None
         failure: Exception | None = None
         for family, sockaddr in await resolve(host, port, timeout):
-            problem = self.connect_problem(host, port, str(sockaddr[0]))
+            address = str(sockaddr[0])
+            problem = self.connect_problem(host, port, address)
             if problem is not None:
                 refused = refused or problem
                 continue
@@ -210,9 +227,9 @@ class Transport(httpx.AsyncBaseTransport):
                 failure = exc
                 continue
             if not tls:
-                return connection
+                return connection, address
             try:
-                return await connection.start_tls(self.tls, server_hostname=host, timeout=timeout)
+                return await connection.start_tls(self.tls, server_hostname=host, timeout=timeout), address
             except BaseException:  # (a cancellation among them)
                 connection.abort()
                 raise
@@ -220,12 +237,17 @@ class Transport(httpx.AsyncBaseTransport):
             raise failure
         raise AddressRefused(refused or f"{host} has no address")
 
-    def _take(self, key: tuple[bytes, bytes, int]) -> _Idle | None:
-        """An idle connection to `key`'s origin that can be used, if one is kept (the stale are closed)."""
+    def _take(self, key: tuple[bytes, bytes, int], host: str, port: int) -> _Idle | None:
+        """An idle connection to `key`'s origin that can be used, if one is kept (the stale are closed).
+        Its address is judged by the policy again: what the policy allows can differ from one task to
+        another (`fetch.trust_in_this_task`); if it refuses now, a new connection is tried (and refused)."""
         self._expire()
         kept = self._origins.get(key)
         while kept:
-            idle = kept.pop()
+            idle = kept[-1]
+            if self.connect_problem(host, port, idle.address) is not None:
+                return None  # (it stays kept, for the tasks the policy lets use it)
+            kept.pop()
             del self._idle[idle]
             if not kept:
                 del self._origins[key]
@@ -235,16 +257,20 @@ class Transport(httpx.AsyncBaseTransport):
             return idle
         return None
 
-    def give_back(self, key: tuple[bytes, bytes, int], connection: Connection, state: h11.Connection) -> None:
+    def give_back(
+        self, key: tuple[bytes, bytes, int], connection: Connection, address: str, state: h11.Connection
+    ) -> None:
         """Keep `connection` for the origin's next request if both sides finished their message and keep
         it open, and nothing came after the answer; close it otherwise."""
         finished = state.our_state is h11.DONE and state.their_state is h11.DONE
-        if self._closed or self.keepalive < 1 or not finished or state.trailing_data[0]:
+        # bytes after the answer in h11's buffer (those still on the connection make it `stale`)
+        more = bool(state.trailing_data[0])
+        if self._closed or self.keepalive < 1 or not finished or more:
             connection.abort()
             return
         state.start_next_cycle()
         self._expire()
-        idle = _Idle(key, connection, state)
+        idle = _Idle(key, connection, address, state)
         self._origins.setdefault(key, []).append(idle)
         self._idle[idle] = None
         while len(self._idle) > self.keepalive:
@@ -318,11 +344,13 @@ class _Body(httpx.AsyncByteStream):
         transport: Transport,
         key: tuple[bytes, bytes, int],
         connection: Connection,
+        address: str,
         state: h11.Connection,
         timeout: float | None,
     ) -> None:
         self._transport = transport
         self._key = key
+        self._address = address
         self._connection: Connection | None = connection
         self._state = state
         self._timeout = timeout
@@ -344,7 +372,7 @@ class _Body(httpx.AsyncByteStream):
             self._abort()
             raise
         self._connection = None
-        self._transport.give_back(self._key, connection, state)
+        self._transport.give_back(self._key, connection, self._address, state)
 
     def _abort(self) -> None:
         connection, self._connection = self._connection, None
