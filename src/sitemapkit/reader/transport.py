@@ -5,13 +5,17 @@ and responses read by h11, idle connections kept per origin for the next request
 httpx's own transport is httpcore's connection pool. For each request it takes and releases anyio locks
 and cancel scopes, asks sniffio which library runs several times and looks at every pooled connection
 twice. Through the whole fetcher (politeness, retries, httpx's client), 1,000 loopback sites of four
-requests each, a `Fetcher` per site: 700 µs of CPU a request with it, 505 µs with this (docs/performance.md).
-What this transport does is what that pool did for sitemapkit, no more: HTTP/1.1
-only, no proxy (the fetcher ignores the environment), a response read as it arrives, a connection reused
-only when both sides finished their message and kept it open, an idle connection dropped when it is older
-than `keepalive_expiry`, when the peer wrote to it or closed it meanwhile, or when more than `keepalive`
-are kept. Unlike httpcore, a request sent on a reused connection that the server had closed before
-answering (a keep-alive race) is sent once more on a new connection, when its method is GET or HEAD.
+requests each, a `Fetcher` per site: 700 µs of CPU a request with it, 505 µs with this
+(docs/performance.md).
+
+What this transport does is what that pool did for sitemapkit, no more: HTTP/1.1 only, no proxy (the
+fetcher ignores the environment), a response read as it arrives, a connection kept only when both sides
+finished their message and nothing came after the answer. A kept connection is dropped when it is older
+than `keepalive_expiry`, when the peer wrote to it or closed it meanwhile (`Connection.stale`), or when
+more than `keepalive` are kept; before it is reused its address is judged by the policy again, for the
+task at hand (what the policy allows can differ by task). Unlike httpcore, a GET or HEAD sent on a kept
+connection that the server had closed or reset before answering (the keep-alive race) is sent once more,
+on a new connection. The host resolved, judged and named to TLS is the one on the wire (IDNA 2008).
 """
 
 from __future__ import annotations
