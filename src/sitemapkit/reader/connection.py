@@ -290,15 +290,12 @@ class Connection:
         return stream
 
     def get_extra_info(self, info: str) -> Any:
-        transport = self._transport
+        """The TLS object (`ssl_object`) or the socket (`socket`) under the connection; None for anything
+        else."""
         if info == "ssl_object":
             return self._tls
-        if info == "client_addr":
-            return transport.get_extra_info("sockname")
-        if info == "server_addr":
-            return transport.get_extra_info("peername")
         if info == "socket":
-            return transport.get_extra_info("socket")
+            return self._transport.get_extra_info("socket")
         return None
 
     def buffered(self) -> bool:
